@@ -1,0 +1,21 @@
+package io.nftproxy.cluster;
+
+import java.util.Map;
+
+/** The metadata fields the proxy reads. Values are as the API (or a manifest file) gave them: unvalidated. */
+public record ObjectMeta(String namespace, String name, Map<String, String> labels, Map<String, String> annotations,
+                         boolean deleting) {
+    public ObjectMeta {
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+        annotations = annotations == null ? Map.of() : Map.copyOf(annotations);
+    }
+
+    public static ObjectMeta of(String namespace, String name) {
+        return new ObjectMeta(namespace, name, Map.of(), Map.of(), false);
+    }
+
+    public String label(String key) { return labels.get(key); }
+
+    /** {@code namespace/name}, for diagnostics. */
+    public String key() { return (namespace == null ? "" : namespace + "/") + name; }
+}

@@ -1,0 +1,51 @@
+package io.nftproxy.nft;
+
+import io.nftproxy.proxy.IpAddress;
+
+import java.util.List;
+
+/** What a rule does once its matches hold. A terminal verdict, if any, is always last. */
+public sealed interface Statement {
+    /** A plain verdict: jump, goto, drop, accept, return. */
+    record Decide(Verdict verdict) implements Statement {}
+
+    /** {@code reject}: ICMP(v6) port unreachable, which a TCP client sees as ECONNREFUSED. */
+    record Reject() implements Statement {}
+
+    /** {@code f1 . f2 ... vmap @map} */
+    record VmapLookup(List<Field> fields, String map) implements Statement {
+        public VmapLookup { fields = List.copyOf(fields); }
+    }
+
+    /** {@code numgen random mod N vmap { 0 : goto a , 1 : goto b }} */
+    record NumgenVmap(List<Verdict> targets) implements Statement {
+        public NumgenVmap { targets = List.copyOf(targets); }
+    }
+
+    /** {@code mark set mark or M} */
+    record MarkOr(int mark) implements Statement {}
+
+    /** {@code mark set mark xor M} */
+    record MarkXor(int mark) implements Statement {}
+
+    /** {@code masquerade fully-random} */
+    record Masquerade() implements Statement {}
+
+    /**
+     * DNAT to one of the targets, picked by {@code numgen random mod N}. kube-proxy 1.36 writes the map form even
+     * for a single target; {@code direct} writes {@code dnat to ip:port} for exactly one target (upstream master).
+     */
+    record Dnat(List<Target> targets, boolean direct) implements Statement {
+        public Dnat {
+            targets = List.copyOf(targets);
+            if (targets.isEmpty()) throw new IllegalArgumentException("dnat needs at least one target");
+            if (direct && targets.size() != 1) throw new IllegalArgumentException("direct dnat takes one target");
+        }
+    }
+
+    /** {@code update @set { ip saddr }}: refresh a ClientIP affinity entry. */
+    record UpdateSet(String set, Field field) implements Statement {}
+
+    /** A DNAT destination. */
+    record Target(IpAddress ip, int port) {}
+}

@@ -1,0 +1,21 @@
+package io.nftproxy.nft;
+
+/** A verdict: the value of a verdict-map element or the end of a rule. */
+public sealed interface Verdict {
+    record Jump(String chain) implements Verdict {}
+    record Goto(String chain) implements Verdict {}
+    record Drop() implements Verdict {}
+    record Accept() implements Verdict {}
+    record Return() implements Verdict {}
+
+    static Verdict gotoChain(String chain) { return new Goto(chain); }
+    static Verdict jump(String chain) { return new Jump(chain); }
+    static Verdict drop() { return new Drop(); }
+
+    /** The chain this verdict continues in, or null. */
+    default String target() {
+        if (this instanceof Jump j) return j.chain();
+        if (this instanceof Goto g) return g.chain();
+        return null;
+    }
+}

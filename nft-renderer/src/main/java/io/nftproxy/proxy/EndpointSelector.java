@@ -1,0 +1,85 @@
+package io.nftproxy.proxy;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Chooses which endpoints a service port uses, as upstream's CategorizeEndpoints does: ready endpoints (narrowed
+ * by topology hints when every ready endpoint carries one and one names us), else serving-terminating ones; the
+ * Local policy ignores topology and uses this node's endpoints only.
+ */
+public final class EndpointSelector {
+    private EndpointSelector() {}
+
+    /** The selection for one service port. {@code hasAnyEndpoints}: a usable endpoint exists anywhere. */
+    public record Selection(List<Endpoint> cluster, List<Endpoint> local, List<Endpoint> allReachable,
+                            boolean hasAnyEndpoints, String topologyMode) {}
+
+    public static Selection select(ServicePort svc, List<Endpoint> endpoints, NodeContext node) {
+        List<Endpoint> cluster = List.of();
+        boolean hasAny = false;
+        String mode = "";
+        if (svc.usesClusterEndpoints()) {
+            mode = topologyMode(endpoints, node);
+            final String m = mode;
+            cluster = endpoints.stream().filter(e -> e.ready() && availableFor(e, m, node)).toList();
+            if (cluster.isEmpty()) cluster = endpoints.stream().filter(Endpoint::servingTerminating).toList();
+            hasAny = !cluster.isEmpty();
+        }
+        if (!svc.usesLocalEndpoints()) return new Selection(cluster, List.of(), cluster, hasAny, mode);
+
+        boolean localReady = false;
+        boolean localServingTerminating = false;
+        for (Endpoint e : endpoints) {
+            if (e.ready()) {
+                hasAny = true;
+                localReady |= e.local();
+            } else if (e.servingTerminating()) {
+                hasAny = true;
+                localServingTerminating |= e.local();
+            }
+        }
+        List<Endpoint> local;
+        if (localReady) {
+            local = endpoints.stream().filter(e -> e.local() && e.ready()).toList();
+        } else if (localServingTerminating) {
+            local = endpoints.stream().filter(e -> e.local() && e.servingTerminating()).toList();
+        } else {
+            local = List.of();
+        }
+        if (!svc.usesClusterEndpoints()) return new Selection(cluster, local, local, hasAny, mode);
+
+        Map<String, Endpoint> union = new LinkedHashMap<>();
+        for (Endpoint e : cluster) union.put(e.hostPort(), e);
+        for (Endpoint e : local) union.put(e.hostPort(), e);
+        List<Endpoint> all = new ArrayList<>(union.values());
+        all.sort(Comparator.comparing(Endpoint::hostPort));
+        return new Selection(cluster, local, all, hasAny, mode);
+    }
+
+    /** "PreferSameNode", "PreferSameZone" or "" from the hints on the ready endpoints. */
+    static String topologyMode(List<Endpoint> endpoints, NodeContext node) {
+        boolean allNodeHints = true, forNode = false, allZoneHints = true, forZone = false;
+        for (Endpoint e : endpoints) {
+            if (!e.ready()) continue;
+            if (e.nodeHints().isEmpty()) allNodeHints = false;
+            else if (e.nodeHints().contains(node.nodeName())) forNode = true;
+            if (e.zoneHints().isEmpty()) allZoneHints = false;
+            else if (node.zone() != null && e.zoneHints().contains(node.zone())) forZone = true;
+        }
+        if (node.preferSameNodeEnabled() && allNodeHints && forNode) return "PreferSameNode";
+        if (allZoneHints && forZone) return "PreferSameZone";
+        return "";
+    }
+
+    private static boolean availableFor(Endpoint e, String mode, NodeContext node) {
+        return switch (mode) {
+            case "PreferSameNode" -> e.nodeHints().contains(node.nodeName());
+            case "PreferSameZone" -> e.zoneHints().contains(node.zone());
+            default -> true;
+        };
+    }
+}

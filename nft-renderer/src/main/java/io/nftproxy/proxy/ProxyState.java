@@ -1,0 +1,23 @@
+package io.nftproxy.proxy;
+
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The validated, per-family view the renderer works from: every service port of this family, its endpoints in
+ * upstream order (sorted by {@code ip:port}), the family's ServiceCIDRs, and the diagnostics of what was skipped.
+ */
+public record ProxyState(IpFamily family, SortedMap<ServicePortName, ServicePort> servicePorts,
+                         Map<ServicePortName, List<Endpoint>> endpoints, List<IpPrefix> serviceCidrs,
+                         List<Diagnostic> diagnostics) {
+    public ProxyState {
+        servicePorts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(servicePorts));
+        endpoints = Map.copyOf(endpoints);
+        serviceCidrs = List.copyOf(serviceCidrs);
+        diagnostics = List.copyOf(diagnostics);
+    }
+
+    public List<Endpoint> endpointsOf(ServicePortName name) { return endpoints.getOrDefault(name, List.of()); }
+}

@@ -1,0 +1,274 @@
+package io.nftproxy.proxy;
+
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.cluster.ServiceCidrObject;
+import io.nftproxy.cluster.ServiceObject;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Turns an untrusted {@link ClusterSnapshot} into the validated {@link ProxyState} of one family. Each object is
+ * validated on its own: a bad Service, port, address or endpoint is skipped with a {@link Diagnostic} and never
+ * affects any other object.
+ */
+public final class ProxyStateBuilder {
+    public static final String PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name";
+    public static final String HEADLESS_LABEL = "service.kubernetes.io/headless";
+    /** Upstream's API default for {@code sessionAffinityConfig.clientIP.timeoutSeconds}. */
+    public static final int DEFAULT_AFFINITY_TIMEOUT = 10800;
+    private static final int MAX_AFFINITY_TIMEOUT = 86400;
+
+    private final IpFamily family;
+    private final String nodeName;
+    private final List<Diagnostic> diagnostics = new ArrayList<>();
+
+    private ProxyStateBuilder(IpFamily family, String nodeName) {
+        this.family = family;
+        this.nodeName = nodeName;
+    }
+
+    public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName) {
+        return new ProxyStateBuilder(family, nodeName).run(snapshot);
+    }
+
+    /** True for Services and slices the proxy must ignore by label, as kube-proxy's informer selector does. */
+    public static boolean ignoredByLabel(Map<String, String> labels) {
+        return labels.containsKey(PROXY_NAME_LABEL) || labels.containsKey(HEADLESS_LABEL);
+    }
+
+    private ProxyState run(ClusterSnapshot snapshot) {
+        Map<ServicePortName, ServicePort> ports = new TreeMap<>();
+        for (ServiceObject svc : sortedServices(snapshot.services())) {
+            try {
+                for (ServicePort sp : servicePorts(svc)) {
+                    if (ports.putIfAbsent(sp.name(), sp) != null) {
+                        skip("Service", svc.meta().key(), "metadata.name", "duplicate Service object; first one kept");
+                    }
+                }
+            } catch (InvalidInputException e) {
+                skip("Service", svc.meta().key(), e.field(), e.getMessage());
+            }
+        }
+        Map<ServicePortName, List<Endpoint>> endpoints = mergeSlices(snapshot.endpointSlices());
+        List<IpPrefix> cidrs = new ArrayList<>();
+        for (ServiceCidrObject sc : snapshot.serviceCidrs()) {
+            for (String c : sc.cidrs()) {
+                try {
+                    IpPrefix p = IpPrefix.parse(c);
+                    if (p.family() == family && !cidrs.contains(p)) cidrs.add(p);
+                } catch (InvalidInputException e) {
+                    skip("ServiceCIDR", sc.meta().key(), "spec.cidrs", e.getMessage());
+                }
+            }
+        }
+        cidrs.sort(Comparator.naturalOrder());
+        return new ProxyState(family, new TreeMap<>(ports), endpoints, cidrs, diagnostics);
+    }
+
+    private static List<ServiceObject> sortedServices(List<ServiceObject> l) {
+        List<ServiceObject> s = new ArrayList<>(l);
+        s.sort(Comparator.comparing((ServiceObject x) -> String.valueOf(x.meta().namespace()))
+                .thenComparing(x -> String.valueOf(x.meta().name())));
+        return s;
+    }
+
+    private List<ServicePort> servicePorts(ServiceObject svc) {
+        if (ignoredByLabel(svc.meta().labels()) || "ExternalName".equals(svc.type())) return List.of();
+        if (svc.clusterIP() == null || svc.clusterIP().isEmpty() || "None".equals(svc.clusterIP())) return List.of();
+        String ns = Names.namespace(svc.meta().namespace());
+        String name = Names.serviceName(svc.meta().name());
+        String key = ns + "/" + name;
+        IpAddress clusterIP = clusterIP(svc);
+        if (clusterIP == null) return List.of();
+
+        List<IpAddress> externalIPs = addresses(key, "spec.externalIPs", svc.externalIPs());
+        List<String> lbIngress = svc.loadBalancerIngress().stream()
+                .filter(i -> i.ip() != null && !i.ip().isEmpty())
+                .filter(i -> i.ipMode() == null || i.ipMode().isEmpty() || "VIP".equals(i.ipMode()))
+                .map(ServiceObject.LoadBalancerIngress::ip).toList();
+        List<IpAddress> lbIPs = addresses(key, "status.loadBalancer.ingress.ip", lbIngress);
+        List<IpPrefix> ranges = new ArrayList<>();
+        for (String r : svc.loadBalancerSourceRanges()) {
+            try {
+                IpPrefix p = IpPrefix.parse(r);
+                if (p.family() == family && !ranges.contains(p)) ranges.add(p);
+            } catch (InvalidInputException e) {
+                skip("Service", key, "spec.loadBalancerSourceRanges", e.getMessage());
+            }
+        }
+        int affinity = affinityTimeout(svc, key);
+        boolean iLocal = policyIsLocal(svc.internalTrafficPolicy(), key, "spec.internalTrafficPolicy");
+        boolean eLocal = policyIsLocal(svc.externalTrafficPolicy(), key, "spec.externalTrafficPolicy");
+        int hcnp = 0;
+        if ("LoadBalancer".equals(svc.type()) && eLocal && svc.healthCheckNodePort() != null
+                && svc.healthCheckNodePort() != 0) {
+            try {
+                hcnp = Names.port(svc.healthCheckNodePort(), "spec.healthCheckNodePort");
+            } catch (InvalidInputException e) {
+                skip("Service", key, e.field(), e.getMessage());
+            }
+        }
+
+        List<ServicePort> out = new ArrayList<>();
+        Set<ServicePortName> seen = new HashSet<>();
+        for (ServiceObject.PortSpec p : svc.ports()) {
+            try {
+                Protocol proto = Protocol.fromApi(p.protocol());
+                String portName = Names.portName(p.name(), "spec.ports.name");
+                int port = Names.port(p.port(), "spec.ports.port");
+                int nodePort = p.nodePort() == null || p.nodePort() == 0 ? 0 : Names.port(p.nodePort(), "spec.ports.nodePort");
+                ServicePortName spn = new ServicePortName(ns, name, portName, proto);
+                if (!seen.add(spn)) {
+                    skip("Service", key, "spec.ports", "duplicate port " + spn.elementComment() + " " + proto + "; first kept");
+                    continue;
+                }
+                out.add(new ServicePort(spn, family, clusterIP, port, nodePort, externalIPs, lbIPs, ranges, affinity,
+                        iLocal, eLocal, hcnp, p.targetPort()));
+            } catch (InvalidInputException e) {
+                skip("Service", key, e.field(), e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    /** The ClusterIP of this family: by {@code ipFamilies} index when given, else {@code clusterIP} if it matches. */
+    private IpAddress clusterIP(ServiceObject svc) {
+        List<String> ips = svc.clusterIPs().isEmpty() ? List.of(svc.clusterIP()) : svc.clusterIPs();
+        if (!svc.ipFamilies().isEmpty()) {
+            int i = svc.ipFamilies().indexOf(family.apiName());
+            if (i < 0 || i >= ips.size()) return null;
+            IpAddress a = IpAddress.parse(ips.get(i));
+            if (a.family() != family) {
+                throw new InvalidInputException("spec.clusterIPs", ips.get(i), "an " + family.apiName() + " address as spec.ipFamilies says");
+            }
+            return a;
+        }
+        for (String s : ips) {
+            IpAddress a = IpAddress.parse(s);
+            if (a.family() == family) return a;
+        }
+        return null;
+    }
+
+    private List<IpAddress> addresses(String key, String field, List<String> texts) {
+        List<IpAddress> out = new ArrayList<>();
+        for (String t : texts) {
+            try {
+                IpAddress a = IpAddress.parse(t == null ? null : t.strip());
+                if (a.isUnspecified() || a.isLoopback()) throw new InvalidInputException(field, t, "a routable unicast address");
+                if (a.family() == family && !out.contains(a)) out.add(a);
+            } catch (InvalidInputException e) {
+                skip("Service", key, field, e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private int affinityTimeout(ServiceObject svc, String key) {
+        if (!"ClientIP".equals(svc.sessionAffinity())) return 0;
+        Integer t = svc.sessionAffinityTimeoutSeconds();
+        if (t == null) return DEFAULT_AFFINITY_TIMEOUT;
+        if (t < 1 || t > MAX_AFFINITY_TIMEOUT) {
+            skip("Service", key, "spec.sessionAffinityConfig.clientIP.timeoutSeconds",
+                    "timeout " + t + " outside 1.." + MAX_AFFINITY_TIMEOUT + "; using " + DEFAULT_AFFINITY_TIMEOUT);
+            return DEFAULT_AFFINITY_TIMEOUT;
+        }
+        return t;
+    }
+
+    private boolean policyIsLocal(String policy, String key, String field) {
+        if (policy == null || policy.isEmpty() || "Cluster".equals(policy)) return false;
+        if ("Local".equals(policy)) return true;
+        skip("Service", key, field, "unknown policy " + InvalidInputException.printable(policy) + "; treated as Cluster");
+        return false;
+    }
+
+    private Map<ServicePortName, List<Endpoint>> mergeSlices(List<EndpointSliceObject> slices) {
+        List<EndpointSliceObject> sorted = new ArrayList<>(slices);
+        sorted.sort(Comparator.comparing((EndpointSliceObject s) -> String.valueOf(s.meta().namespace()))
+                .thenComparing(s -> String.valueOf(s.meta().name())));
+        Map<ServicePortName, Map<String, Endpoint>> merged = new HashMap<>();
+        for (EndpointSliceObject slice : sorted) {
+            if (!family.apiName().equals(slice.addressType())) continue;
+            if (ignoredByLabel(slice.meta().labels())) continue;
+            String key = slice.meta().key();
+            String ns;
+            String svcName;
+            try {
+                ns = Names.namespace(slice.meta().namespace());
+                Names.subdomain(slice.meta().name(), "metadata.name");
+                String label = slice.serviceName();
+                if (label == null) {
+                    skip("EndpointSlice", key, "metadata.labels", "no " + EndpointSliceObject.SERVICE_NAME_LABEL + " label");
+                    continue;
+                }
+                svcName = Names.serviceName(label);
+            } catch (InvalidInputException e) {
+                skip("EndpointSlice", key, e.field(), e.getMessage());
+                continue;
+            }
+            List<Endpoint> eps = endpoints(slice, key);
+            for (EndpointSliceObject.PortSpec p : slice.ports()) {
+                ServicePortName spn;
+                int port;
+                try {
+                    if (p.name() == null) throw new InvalidInputException("ports.name", null, "\"\" for an unnamed port, or a DNS-1123 label");
+                    port = Names.port(p.port(), "ports.port");
+                    spn = new ServicePortName(ns, svcName, p.name(), Protocol.fromApi(p.protocol()));
+                } catch (InvalidInputException e) {
+                    skip("EndpointSlice", key, e.field(), e.getMessage());
+                    continue;
+                }
+                Map<String, Endpoint> byHostPort = merged.computeIfAbsent(spn, k -> new LinkedHashMap<>());
+                for (Endpoint e : eps) {
+                    Endpoint withPort = new Endpoint(e.ip(), port, e.ready(), e.serving(), e.terminating(), e.local(),
+                            e.nodeName(), e.zoneHints(), e.nodeHints());
+                    Endpoint prev = byHostPort.get(withPort.hostPort());
+                    // The same ip:port in two slices (a pod moving between slices): a non-terminating copy wins.
+                    if (prev == null || (prev.terminating() && !withPort.terminating())) {
+                        byHostPort.put(withPort.hostPort(), withPort);
+                    }
+                }
+            }
+        }
+        Map<ServicePortName, List<Endpoint>> out = new HashMap<>();
+        merged.forEach((k, v) -> out.put(k, v.values().stream().sorted(Comparator.comparing(Endpoint::hostPort)).toList()));
+        return out;
+    }
+
+    private List<Endpoint> endpoints(EndpointSliceObject slice, String key) {
+        List<Endpoint> out = new ArrayList<>();
+        for (EndpointSliceObject.Endpoint e : slice.endpoints()) {
+            if (e.addresses().isEmpty()) continue;
+            try {
+                IpAddress ip = IpAddress.parse(e.addresses().get(0), family);
+                if (ip.isUnspecified() || ip.isLoopback() || ip.isLinkLocal() || ip.isMulticast()) {
+                    throw new InvalidInputException("endpoints.addresses", e.addresses().get(0),
+                            "a unicast address that is not unspecified, loopback or link-local");
+                }
+                String node = e.nodeName() == null || e.nodeName().isEmpty() ? null : Names.subdomain(e.nodeName(), "endpoints.nodeName");
+                boolean ready = e.ready() == null || e.ready();
+                boolean serving = e.serving() == null || e.serving();
+                boolean terminating = e.terminating() != null && e.terminating();
+                out.add(new Endpoint(ip, 0, ready, serving, terminating, node != null && node.equals(nodeName), node,
+                        Set.copyOf(e.zoneHints()), Set.copyOf(e.nodeHints())));
+            } catch (InvalidInputException ex) {
+                skip("EndpointSlice", key, ex.field(), ex.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private void skip(String kind, String object, String field, String reason) {
+        diagnostics.add(new Diagnostic(kind, object, field, reason));
+    }
+}
