@@ -1,8 +1,8 @@
 package io.nftproxy.nft;
 
-/** A chain; {@code hook} is null for a regular chain. */
-public record Chain(String name, Hook hook) implements NftObject {
-    public static Chain regular(String name) { return new Chain(name, null); }
+/** A chain; {@code hook} is null for a regular chain, {@code comment} null for none. */
+public record Chain(String name, Hook hook, String comment) implements NftObject {
+    public static Chain regular(String name) { return new Chain(name, null, null); }
 
     public boolean isBase() { return hook != null; }
 

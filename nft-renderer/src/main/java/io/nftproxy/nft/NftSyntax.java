@@ -62,10 +62,15 @@ public final class NftSyntax {
                 }
         } else if (o instanceof Chain ch) {
                 sb.append("chain ").append(fam).append(' ').append(t).append(' ').append(name(ch.name()));
-                if (ch.isBase() && (c.verb() == Verb.ADD || c.verb() == Verb.CREATE)) {
+                if ((ch.isBase() || ch.comment() != null) && (c.verb() == Verb.ADD || c.verb() == Verb.CREATE)) {
+                    sb.append(" {");
                     Chain.Hook h = ch.hook();
-                    sb.append(" { type ").append(h.type()).append(" hook ").append(h.hook()).append(" priority ")
-                            .append(priority(h)).append(" ; }");
+                    if (h != null) {
+                        sb.append(" type ").append(h.type()).append(" hook ").append(h.hook()).append(" priority ")
+                                .append(priority(h)).append(" ;");
+                    }
+                    if (ch.comment() != null) sb.append(" comment \"").append(comment(ch.comment())).append("\" ;");
+                    sb.append(" }");
                 }
         } else if (o instanceof Rule r) {
                 sb.append("rule ").append(fam).append(' ').append(t).append(' ').append(name(r.chain())).append(' ');

@@ -1,0 +1,75 @@
+package io.nftproxy.nft;
+
+import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ServicePortName;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * Chain and set names exactly as kube-proxy's nftables mode makes them: {@code prefix + H + "-" + base}, where H is
+ * the first 8 characters of base32(sha256(base)), and {@code H-base} is cut to 237 bytes plus "..." past 240.
+ * Operators' runbooks and tools look these names up, so they must match upstream byte for byte.
+ */
+public final class ChainNames {
+    /** 256 (the nft name limit) minus 16 bytes kept for the prefix. */
+    static final int BASE_MAX = 240;
+    private static final char[] BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".toCharArray();
+
+    private ChainNames() {}
+
+    public static String service(ServicePortName n) { return "service-" + hashAndTruncate(n.chainBase()); }
+    public static String local(ServicePortName n) { return "local-" + hashAndTruncate(n.chainBase()); }
+    public static String external(ServicePortName n) { return "external-" + hashAndTruncate(n.chainBase()); }
+    public static String firewall(ServicePortName n) { return "firewall-" + hashAndTruncate(n.chainBase()); }
+    public static String endpoint(ServicePortName n, Endpoint e) { return "endpoint-" + hashAndTruncate(endpointBase(n, e)); }
+    public static String affinity(ServicePortName n, Endpoint e) { return "affinity-" + hashAndTruncate(endpointBase(n, e)); }
+
+    /** {@code ns/svc/proto/port__ip/port}, with IPv6 colons turned into dots (colons are not allowed in names). */
+    public static String endpointBase(ServicePortName n, Endpoint e) {
+        String ip = e.ip().toString();
+        if (e.ip().family() == IpFamily.IPV6) ip = ip.replace(':', '.');
+        return n.chainBase() + "__" + ip + "/" + e.port();
+    }
+
+    /** The 8-character hash of a base string. */
+    public static String hash(String base) {
+        return base32(sha256(base)).substring(0, 8);
+    }
+
+    static String hashAndTruncate(String base) {
+        String name = hash(base) + "-" + base;
+        byte[] b = name.getBytes(StandardCharsets.UTF_8);
+        if (b.length > BASE_MAX) {
+            name = new String(b, 0, BASE_MAX - 3, StandardCharsets.UTF_8) + "...";
+        }
+        return name;
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every JRE", e);
+        }
+    }
+
+    /** RFC 4648 base32, upper case (padding never reaches the 8 characters we keep). */
+    static String base32(byte[] data) {
+        StringBuilder sb = new StringBuilder((data.length * 8 + 4) / 5);
+        int buffer = 0, bits = 0;
+        for (byte d : data) {
+            buffer = (buffer << 8) | (d & 0xff);
+            bits += 8;
+            while (bits >= 5) {
+                sb.append(BASE32[(buffer >> (bits - 5)) & 31]);
+                bits -= 5;
+            }
+        }
+        if (bits > 0) sb.append(BASE32[(buffer << (5 - bits)) & 31]);
+        while (sb.length() % 8 != 0) sb.append('=');
+        return sb.toString();
+    }
+}

@@ -1,0 +1,175 @@
+package io.nftproxy.render;
+
+import io.nftproxy.nft.ChainNames;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Field;
+import io.nftproxy.nft.Match;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Statement;
+import io.nftproxy.nft.Value;
+import io.nftproxy.nft.Verdict;
+import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.proxy.EndpointSelector;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.proxy.ServicePortName;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static io.nftproxy.render.TableSkeleton.decide;
+import static io.nftproxy.render.TableSkeleton.rule;
+
+/**
+ * Everything one service port contributes to the table: dispatch elements (service-ips, service-nodeports,
+ * firewall-ips, no-endpoint-*), hairpin elements, and its policy, external, firewall and endpoint chains.
+ * Follows kube-proxy 1.36's per-port logic (reference section 1.6).
+ */
+final class ServicePortRules {
+    /** What a service port contributed, for metrics: Local policies with no local endpoints while others exist. */
+    record Outcome(boolean noLocalInternal, boolean noLocalExternal) {}
+
+    private final DesiredTable.Builder t;
+    private final NodeContext node;
+    private final boolean directSingleDnat;
+
+    ServicePortRules(DesiredTable.Builder t, NodeContext node, boolean directSingleDnat) {
+        this.t = t;
+        this.node = node;
+        this.directSingleDnat = directSingleDnat;
+    }
+
+    Outcome write(ServicePort svc, List<Endpoint> endpoints) {
+        ServicePortName n = svc.name();
+        EndpointSelector.Selection sel = EndpointSelector.select(svc, endpoints, node);
+        boolean hasEndpoints = sel.hasAnyEndpoints();
+        boolean hasInternal = hasEndpoints && !(svc.internalLocal() && sel.local().isEmpty());
+        boolean hasExternal = hasEndpoints && !(svc.externalLocal() && sel.local().isEmpty());
+
+        String clusterChain = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? ChainNames.service(n) : null;
+        String localChain = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? ChainNames.local(n) : null;
+        String internalChain = svc.internalLocal() ? localChain : clusterChain;
+        String externalChain = svc.externallyAccessible() && hasEndpoints ? ChainNames.external(n) : null;
+        String firewallChain = svc.usesFirewall() ? ChainNames.firewall(n) : null;
+
+        // Without endpoints anywhere, connections are refused; with endpoints only elsewhere, a Local policy drops.
+        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : Verdict.drop()) : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
+        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : Verdict.drop()) : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
+
+        // Chains first, so the elements below always point at something that exists.
+        if (svc.hasAffinity()) endpointChains(svc, sel.allReachable());
+        if (clusterChain != null) policyChain(svc, clusterChain, sel.cluster());
+        if (localChain != null) policyChain(svc, localChain, sel.local());
+        if (externalChain != null) externalChain(svc, externalChain, clusterChain, localChain);
+        if (firewallChain != null) firewallChain(svc, firewallChain);
+
+        Value proto = new Value.Proto(svc.protocol());
+        Value port = new Value.Port(svc.port());
+        String comment = n.elementComment();
+        t.element(element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
+        if (hasInternal) {
+            t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(svc.clusterIP()), proto, port), Verdict.gotoChain(internalChain), null));
+        } else {
+            t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(svc.clusterIP()), proto, port), internalFilter, comment));
+        }
+        for (IpAddress ip : svc.externalIPs()) {
+            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(externalChain), null));
+            if (!hasExternal) t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(ip), proto, port), externalFilter, comment));
+        }
+        for (IpAddress ip : svc.loadBalancerIPs()) {
+            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(externalChain), null));
+            if (firewallChain != null) t.element(element(TableSkeleton.FIREWALL_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(firewallChain), null));
+        }
+        if (!hasExternal) {
+            for (IpAddress ip : svc.loadBalancerIPs()) {
+                t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(ip), proto, port), externalFilter, comment));
+            }
+        }
+        if (svc.nodePort() != 0) {
+            Value np = new Value.Port(svc.nodePort());
+            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), Verdict.gotoChain(externalChain), null));
+            if (!hasExternal) t.element(element(TableSkeleton.NO_ENDPOINT_NODEPORTS, List.of(proto, np), externalFilter, comment));
+        }
+        for (Endpoint e : sel.allReachable()) {
+            if (e.local()) {
+                t.element(element(TableSkeleton.HAIRPIN, List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port())), null, null));
+            }
+        }
+        return new Outcome(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
+    }
+
+    /** One chain and one timeout set per reachable endpoint: the ClientIP affinity machinery. */
+    private void endpointChains(ServicePort svc, List<Endpoint> endpoints) {
+        for (Endpoint e : endpoints) {
+            String set = ChainNames.affinity(svc.name(), e);
+            String chain = ChainNames.endpoint(svc.name(), e);
+            t.set(new NftSet(set, List.of(svc.family().addrType()), null, List.of("dynamic", "timeout"),
+                    svc.affinityTimeoutSeconds(), null));
+            t.chain(Chain.regular(chain));
+            t.rule(rule(chain, List.of(), List.of(new Statement.UpdateSet(set, Field.SADDR)), null));
+            t.rule(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
+                    List.of(new Statement.Dnat(List.of(new Statement.Target(e.ip(), e.port())), true)), null));
+        }
+    }
+
+    /** The service-/local- chain: affinity lookups, then a random pick among the endpoints. */
+    private void policyChain(ServicePort svc, String chain, List<Endpoint> endpoints) {
+        t.chain(Chain.regular(chain));
+        if (svc.hasAffinity()) {
+            List<Verdict> targets = new ArrayList<>();
+            for (Endpoint e : endpoints) {
+                String epChain = ChainNames.endpoint(svc.name(), e);
+                t.rule(rule(chain, List.of(new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false)),
+                        List.of(decide(Verdict.gotoChain(epChain))), null));
+                targets.add(Verdict.gotoChain(epChain));
+            }
+            t.rule(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
+            return;
+        }
+        List<Statement.Target> targets = endpoints.stream().map(e -> new Statement.Target(e.ip(), e.port())).toList();
+        t.rule(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
+                List.of(new Statement.Dnat(targets, directSingleDnat && targets.size() == 1)), null));
+    }
+
+    private void externalChain(ServicePort svc, String chain, String clusterChain, String localChain) {
+        t.chain(Chain.regular(chain));
+        int mark = node.masqueradeMark();
+        if (!svc.externalLocal()) {
+            t.rule(rule(chain, List.of(), List.of(new Statement.MarkOr(mark)), "masquerade"));
+            t.rule(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(clusterChain))), null));
+            return;
+        }
+        List<IpPrefix> pods = node.clusterCidrs(svc.family());
+        if (!pods.isEmpty()) {
+            t.rule(rule(chain, List.of(new Match.AddrIn(Field.SADDR, false, pods)),
+                    List.of(decide(Verdict.gotoChain(clusterChain))), "short-circuit pod traffic"));
+        }
+        t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)), "masquerade local traffic"));
+        t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(Verdict.gotoChain(clusterChain))),
+                "short-circuit local traffic"));
+        if (localChain != null) t.rule(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(localChain))), null));
+    }
+
+    /**
+     * Drops new connections to the LB VIPs from sources outside loadBalancerSourceRanges. The VIPs themselves are
+     * allowed too when a range covers a node IP, for node traffic that something SNATs to the VIP (upstream #84398).
+     */
+    private void firewallChain(ServicePort svc, String chain) {
+        t.chain(Chain.regular(chain));
+        List<IpPrefix> allowed = new ArrayList<>(svc.loadBalancerSourceRanges());
+        boolean coversNode = node.nodeIPs(svc.family()).stream()
+                .anyMatch(ip -> svc.loadBalancerSourceRanges().stream().anyMatch(r -> r.contains(ip)));
+        if (coversNode) svc.loadBalancerIPs().forEach(ip -> allowed.add(IpPrefix.host(ip)));
+        t.rule(rule(chain, List.of(new Match.AddrIn(Field.SADDR, true, allowed)), List.of(decide(Verdict.drop())), null));
+    }
+
+    private static Value addr(IpAddress ip) { return new Value.Addr(ip); }
+
+    private static Element element(String set, List<Value> key, Verdict v, String comment) {
+        return new Element(set, key, v, comment);
+    }
+}
