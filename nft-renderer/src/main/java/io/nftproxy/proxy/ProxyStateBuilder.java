@@ -146,14 +146,14 @@ public final class ProxyStateBuilder {
         if (!svc.ipFamilies().isEmpty()) {
             int i = svc.ipFamilies().indexOf(family.apiName());
             if (i < 0 || i >= ips.size()) return null;
-            IpAddress a = IpAddress.parse(ips.get(i));
+            IpAddress a = address(ips.get(i), "spec.clusterIPs");
             if (a.family() != family) {
                 throw new InvalidInputException("spec.clusterIPs", ips.get(i), "an " + family.apiName() + " address as spec.ipFamilies says");
             }
             return a;
         }
         for (String s : ips) {
-            IpAddress a = IpAddress.parse(s);
+            IpAddress a = address(s, "spec.clusterIP");
             if (a.family() == family) return a;
         }
         return null;
@@ -163,7 +163,7 @@ public final class ProxyStateBuilder {
         List<IpAddress> out = new ArrayList<>();
         for (String t : texts) {
             try {
-                IpAddress a = IpAddress.parse(t == null ? null : t.strip());
+                IpAddress a = address(t, field);
                 if (a.isUnspecified() || a.isLoopback()) throw new InvalidInputException(field, t, "a routable unicast address");
                 if (a.family() == family && !out.contains(a)) out.add(a);
             } catch (InvalidInputException e) {
@@ -222,6 +222,7 @@ public final class ProxyStateBuilder {
                 int port;
                 try {
                     if (p.name() == null) throw new InvalidInputException("ports.name", null, "\"\" for an unnamed port, or a DNS-1123 label");
+                    Names.portName(p.name(), "ports.name");
                     port = Names.port(p.port(), "ports.port");
                     spn = new ServicePortName(ns, svcName, p.name(), Protocol.fromApi(p.protocol()));
                 } catch (InvalidInputException e) {
@@ -250,7 +251,11 @@ public final class ProxyStateBuilder {
         for (EndpointSliceObject.Endpoint e : slice.endpoints()) {
             if (e.addresses().isEmpty()) continue;
             try {
-                IpAddress ip = IpAddress.parse(e.addresses().get(0), family);
+                IpAddress ip = address(e.addresses().get(0), "endpoints.addresses");
+                if (ip.family() != family) {
+                    throw new InvalidInputException("endpoints.addresses", e.addresses().get(0),
+                            "an " + family.apiName() + " address in an " + family.apiName() + " slice");
+                }
                 if (ip.isUnspecified() || ip.isLoopback() || ip.isLinkLocal() || ip.isMulticast()) {
                     throw new InvalidInputException("endpoints.addresses", e.addresses().get(0),
                             "a unicast address that is not unspecified, loopback or link-local");
@@ -266,6 +271,15 @@ public final class ProxyStateBuilder {
             }
         }
         return out;
+    }
+
+    /** Parses an address, naming the API field in the error. */
+    private static IpAddress address(String text, String field) {
+        try {
+            return IpAddress.parse(text);
+        } catch (InvalidInputException e) {
+            throw new InvalidInputException(field, text, e.allowed());
+        }
     }
 
     private void skip(String kind, String object, String field, String reason) {
