@@ -57,6 +57,29 @@ public final class DesiredTable {
 
     public static Builder builder(IpFamily family) { return new Builder(family); }
 
+    /** Same content: chains, sets and elements as sets; rules in order within each chain. */
+    @Override public boolean equals(Object o) {
+        return o instanceof DesiredTable t && family == t.family && chains.equals(t.chains) && rules.equals(t.rules)
+                && sets.equals(t.sets) && elements.equals(t.elements);
+    }
+
+    @Override public int hashCode() { return java.util.Objects.hash(family, chains, sets); }
+
+    @Override public String toString() {
+        return "table " + family.nftFamily() + " " + TABLE_NAME + " (" + chains.size() + " chains, " + ruleCount()
+                + " rules, " + sets.size() + " sets, " + allElements().size() + " elements)";
+    }
+
+    /** A builder pre-filled with this table's content. */
+    public Builder toBuilder() {
+        Builder b = new Builder(family);
+        sets.values().forEach(b::set);
+        chains.values().forEach(b::chain);
+        rules.values().forEach(l -> l.forEach(b::rule));
+        elements.values().forEach(m -> m.values().forEach(b::element));
+        return b;
+    }
+
     /** Collects a table; rejects duplicates and dangling references, which would fail the kernel transaction. */
     public static final class Builder {
         private final IpFamily family;
