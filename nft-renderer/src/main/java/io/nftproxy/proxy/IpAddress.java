@@ -9,10 +9,26 @@ import java.util.Arrays;
 public final class IpAddress implements Comparable<IpAddress> {
     private final byte[] bytes;
     private final String text;
+    private final int hash;
 
     private IpAddress(byte[] bytes) {
         this.bytes = bytes;
         this.text = bytes.length == 4 ? formatV4(bytes) : formatV6(bytes);
+        this.hash = mix(bytes);
+    }
+
+    /**
+     * Arrays.hashCode maps neighbouring service addresses onto few buckets (b2*31+b3 repeats across b2), which turned
+     * the element maps into tree bins at 50k services; a murmur3 finaliser spreads them.
+     */
+    private static int mix(byte[] b) {
+        int h = Arrays.hashCode(b);
+        h ^= h >>> 16;
+        h *= 0x85ebca6b;
+        h ^= h >>> 13;
+        h *= 0xc2b2ae35;
+        h ^= h >>> 16;
+        return h;
     }
 
     public static IpAddress of(byte[] bytes) {
@@ -70,7 +86,7 @@ public final class IpAddress implements Comparable<IpAddress> {
         return o instanceof IpAddress other && Arrays.equals(bytes, other.bytes);
     }
 
-    @Override public int hashCode() { return Arrays.hashCode(bytes); }
+    @Override public int hashCode() { return hash; }
 
     @Override public int compareTo(IpAddress o) {
         if (bytes.length != o.bytes.length) return Integer.compare(bytes.length, o.bytes.length);
