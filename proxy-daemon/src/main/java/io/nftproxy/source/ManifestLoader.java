@@ -16,15 +16,17 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * Reads a directory of Kubernetes objects in API format ({@code *.yaml}, {@code *.yml}, {@code *.json}, recursively,
@@ -63,7 +65,7 @@ public final class ManifestLoader {
         if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
         if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
         Sink sink = new Sink();
-        for (Path file : manifestFiles(dir)) {
+        for (Path file : manifestFiles(dir, sink.problems)) {
             loadFile(file, sink);
         }
         LOG.debug("loaded dir={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
@@ -76,17 +78,30 @@ public final class ManifestLoader {
     /**
      * The manifest files under {@code dir}, sorted by path. Entries whose name starts with a dot are skipped, and
      * directory symlinks are not followed: a ConfigMap volume holds each file twice, as {@code name -> ..data/name}
-     * and inside the hidden {@code ..2024_...} directory, and must load once.
+     * and inside the hidden {@code ..2024_...} directory, and must load once. A subdirectory that cannot be listed
+     * is a problem of its own; the rest is still read.
      */
-    static List<Path> manifestFiles(Path dir) throws IOException {
-        try (Stream<Path> s = Files.walk(dir)) {
-            return s.filter(p -> !p.equals(dir))
-                    .filter(p -> !hidden(dir.relativize(p)))
-                    .filter(Files::isRegularFile)
-                    .filter(ManifestLoader::isManifestName)
-                    .sorted()
-                    .toList();
-        }
+    static List<Path> manifestFiles(Path dir, List<LoadProblem> problems) throws IOException {
+        List<Path> files = new ArrayList<>();
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
+                return d.equals(dir) || !hidden(dir.relativize(d)) ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+            }
+
+            @Override public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                // attrs describe the link itself for a symlink; Files.isRegularFile follows it to the target.
+                if (!hidden(dir.relativize(f)) && isManifestName(f) && Files.isRegularFile(f)) files.add(f);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                if (f.equals(dir)) throw e;
+                problems.add(LoadProblem.ofFile(f, -1, "unreadable: " + e.getClass().getSimpleName()));
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        files.sort(null);
+        return files;
     }
 
     private static boolean hidden(Path relative) {
