@@ -1,0 +1,69 @@
+package io.nftproxy.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IParameterExceptionHandler;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
+
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/**
+ * The top-level {@code nftproxy} command. Each subcommand is its own small class; the offline ones share
+ * {@link NodeOptions} as a mixin, so a new one (a packet tracer, say) gets the same flags and loading for free.
+ */
+@Command(name = "nftproxy",
+        mixinStandardHelpOptions = true,
+        versionProvider = NftproxyCommand.Version.class,
+        subcommands = {RenderCommand.class, CommandLine.HelpCommand.class},
+        description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
+                ""},
+        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag.",
+                "", "Start with:  nftproxy render --manifests examples --hostname-override k8s-node-1"})
+public final class NftproxyCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    /** A configured command line; tests call this with their own writers. */
+    public static CommandLine newCommandLine() {
+        CommandLine cl = new CommandLine(new NftproxyCommand());
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        cl.setUsageHelpAutoWidth(true);
+        cl.setParameterExceptionHandler(new ShortUsageErrors());
+        return cl;
+    }
+
+    /** Without a subcommand there is nothing to do: show what there is. */
+    @Override public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("nftproxy: missing subcommand");
+        spec.commandLine().usage(err);
+        return ExitCodes.USAGE;
+    }
+
+    /**
+     * Prints the problem and a pointer to {@code --help} instead of the whole usage text, which would bury the one
+     * line that matters.
+     */
+    static final class ShortUsageErrors implements IParameterExceptionHandler {
+        @Override public int handleParseException(ParameterException ex, String[] args) {
+            CommandLine cl = ex.getCommandLine();
+            PrintWriter err = cl.getErr();
+            err.println(cl.getColorScheme().errorText("nftproxy: " + ex.getMessage()));
+            if (!UnmatchedArgumentException.printSuggestions(ex, err)) {
+                err.println("Try '" + cl.getCommandSpec().qualifiedName() + " --help' for more information.");
+            }
+            return ExitCodes.USAGE;
+        }
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override public String[] getVersion() {
+            String v = NftproxyCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"nftproxy " + (v == null ? "(development build)" : v)};
+        }
+    }
+}

@@ -1,0 +1,194 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.InvalidInputException;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.source.LoadProblem;
+import io.nftproxy.source.LoadResult;
+import io.nftproxy.source.ManifestLoader;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The options every offline subcommand shares: where the cluster objects come from and which node the table is
+ * for. Flag names and defaults follow kube-proxy's. {@link #resolve()} turns them into the renderer's inputs.
+ */
+public final class NodeOptions {
+    static final String PRIMARY = "primary";
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec mixee;
+
+    @Option(names = "--manifests", required = true, paramLabel = "DIR",
+            description = {"Directory of Kubernetes objects in API format (*.yaml, *.yml, *.json; read recursively, "
+                    + "multi-document YAML and 'kind: List' allowed): v1 Service, discovery.k8s.io/v1 EndpointSlice, "
+                    + "v1 Node, networking.k8s.io/v1 ServiceCIDR. Other kinds are ignored.",
+                    "Example: --manifests examples"})
+    Path manifests;
+
+    @Option(names = "--hostname-override", required = true, paramLabel = "NAME",
+            description = {"Name of the node the table is rendered for. Endpoints with this nodeName are local; the "
+                    + "Node object of this name supplies node IPs and zone.", "Example: --hostname-override k8s-node-1"})
+    String hostname;
+
+    @Option(names = "--cluster-cidr", split = ",", paramLabel = "CIDR",
+            converter = AddressConverters.Prefix.class,
+            description = {"Pod network range(s), comma-separated, one per family. Traffic to a ClusterIP from outside "
+                    + "it is masqueraded; pod traffic short-circuits externalTrafficPolicy Local. Default: none.",
+                    "Example: --cluster-cidr 172.20.0.0/16,fd00:172:20::/64"})
+    List<IpPrefix> clusterCidrs = new ArrayList<>();
+
+    @Option(names = "--nodeport-addresses", split = ",", paramLabel = "primary|CIDR[,CIDR...]", hideParamSyntax = true,
+            defaultValue = PRIMARY,
+            description = {"Which local addresses accept NodePort traffic: '" + PRIMARY + "' (each family's first "
+                    + "node IP; a family without a node IP accepts on every local address, as kube-proxy does) or "
+                    + "comma-separated CIDRs (0.0.0.0/0 or ::/0 for every address of that family).",
+                    "Default: ${DEFAULT-VALUE}. Example: --nodeport-addresses 192.168.10.0/24"})
+    List<String> nodePortAddresses = new ArrayList<>();
+
+    @Option(names = "--node-ip", split = ",", paramLabel = "IP",
+            converter = AddressConverters.Address.class,
+            description = {"The node's IP(s), at most one per family. Default: the InternalIP (else ExternalIP) "
+                    + "addresses of the Node object named by --hostname-override.",
+                    "Example: --node-ip 192.168.10.20,fd00:10::20"})
+    List<IpAddress> nodeIPs = new ArrayList<>();
+
+    @Option(names = "--masquerade-all",
+            description = "Masquerade all traffic to ClusterIPs, not only traffic from outside --cluster-cidr.")
+    boolean masqueradeAll;
+
+    @Option(names = "--masquerade-bit", paramLabel = "N", defaultValue = "" + NodeContext.DEFAULT_MASQUERADE_BIT,
+            description = {"Bit of the packet mark (0..31) that flags traffic for masquerading.",
+                    "Default: ${DEFAULT-VALUE} (mark 0x4000)."})
+    int masqueradeBit;
+
+    @Option(names = {"-v", "--verbose"},
+            description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
+    boolean verbose;
+
+    /** What an offline subcommand renders from: the loaded objects and the node they are rendered for. */
+    public record NodeSetup(ClusterSnapshot snapshot, NodeContext node, LoadResult load, List<Diagnostic> nodeDiagnostics,
+                            List<String> notes) {
+        public NodeSetup {
+            nodeDiagnostics = List.copyOf(nodeDiagnostics);
+            notes = List.copyOf(notes);
+        }
+    }
+
+    /**
+     * Loads the manifests and builds the node context.
+     *
+     * @throws ParameterException a flag value is invalid (exit code 2)
+     * @throws IOException        the manifest directory is missing or unreadable (exit code 1)
+     */
+    public NodeSetup resolve() throws IOException {
+        validateFlags();
+        LoadResult load = new ManifestLoader().load(manifests);
+        ClusterSnapshot snapshot = load.snapshot();
+        List<Diagnostic> diags = new ArrayList<>();
+        List<String> notes = new ArrayList<>();
+        NodeObject nodeObject = snapshot.node(hostname);
+
+        List<IpAddress> ips = nodeIPs;
+        if (ips.isEmpty()) {
+            ips = nodeObject == null ? List.of() : nodeObjectIPs(nodeObject, diags);
+            if (nodeObject == null) {
+                notes.add("no Node named " + InvalidInputException.printable(hostname) + " in " + manifests
+                        + " and no --node-ip: NodePorts are accepted on every local address");
+            }
+        }
+        NodeContext node = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
+                nodePortCidrs(ips), ips, masqueradeAll, masqueradeBit, true);
+        return new NodeSetup(snapshot, node, load, diags, notes);
+    }
+
+    /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */
+    public void report(NodeSetup setup, PrintWriter err) {
+        for (LoadProblem p : setup.load().problems()) err.println("warning: " + p.describe("skipped"));
+        if (verbose) {
+            for (LoadProblem p : setup.load().ignored()) err.println("info: " + p.describe("ignored"));
+        }
+        for (Diagnostic d : setup.nodeDiagnostics()) err.println("warning: " + d);
+        for (String n : setup.notes()) err.println("warning: " + n);
+    }
+
+    private void validateFlags() {
+        try {
+            NodeContext.minimal(hostname);
+        } catch (InvalidInputException e) {
+            throw usage("--hostname-override", hostname, e.allowed());
+        }
+        if (masqueradeBit < 0 || masqueradeBit > 31) {
+            throw usage("--masquerade-bit", String.valueOf(masqueradeBit), "an integer 0..31");
+        }
+        for (IpFamily f : IpFamily.values()) {
+            if (nodeIPs.stream().filter(a -> a.family() == f).count() > 1) {
+                throw usage("--node-ip", joined(nodeIPs), "at most one address per family");
+            }
+        }
+        if (nodePortAddresses.contains(PRIMARY) && nodePortAddresses.size() > 1) {
+            throw usage("--nodeport-addresses", String.join(",", nodePortAddresses), "'" + PRIMARY + "' alone, or CIDRs");
+        }
+        if (!nodePortAddresses.contains(PRIMARY)) parsedNodePortCidrs();
+    }
+
+    private List<IpPrefix> nodePortCidrs(List<IpAddress> ips) {
+        if (!nodePortAddresses.contains(PRIMARY)) return parsedNodePortCidrs();
+        List<IpPrefix> out = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            ips.stream().filter(a -> a.family() == f).findFirst().ifPresent(a -> out.add(IpPrefix.host(a)));
+        }
+        return out;
+    }
+
+    private List<IpPrefix> parsedNodePortCidrs() {
+        List<IpPrefix> out = new ArrayList<>();
+        for (String s : nodePortAddresses) {
+            try {
+                out.add(IpPrefix.parse(s));
+            } catch (InvalidInputException e) {
+                throw usage("--nodeport-addresses", s, "'" + PRIMARY + "' or comma-separated CIDRs such as 192.168.10.0/24");
+            }
+        }
+        return out;
+    }
+
+    /** InternalIP addresses first, then ExternalIP: the first of each family is the node's primary IP. */
+    private static List<IpAddress> nodeObjectIPs(NodeObject node, List<Diagnostic> diags) {
+        List<IpAddress> out = new ArrayList<>();
+        for (String type : List.of("InternalIP", "ExternalIP")) {
+            for (NodeObject.Address a : node.addresses()) {
+                if (!type.equals(a.type())) continue;
+                try {
+                    IpAddress ip = IpAddress.parse(a.address());
+                    if (!out.contains(ip)) out.add(ip);
+                } catch (InvalidInputException e) {
+                    diags.add(new Diagnostic("Node", node.meta().key(), "status.addresses", e.getMessage()));
+                }
+            }
+        }
+        return out;
+    }
+
+    private ParameterException usage(String flag, String value, String allowed) {
+        return new ParameterException(mixee.commandLine(), "Invalid value for option '" + flag + "': "
+                + InvalidInputException.printable(value) + " (allowed: " + allowed + ")");
+    }
+
+    private static String joined(List<IpAddress> l) {
+        return String.join(",", l.stream().map(IpAddress::toString).toList());
+    }
+}

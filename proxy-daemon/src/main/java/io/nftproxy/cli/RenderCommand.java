@@ -1,0 +1,92 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.render.Renderer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code nftproxy render}: prints the {@code nft -f} script that creates the {@code kube-proxy} table(s) for the
+ * given node. Needs no kernel and changes nothing. Stdout carries only the script, so it can be piped to
+ * {@code nft -c -f -}; every warning goes to stderr.
+ */
+@Command(name = "render",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        showDefaultValues = false,
+        description = {"Print the nft script that creates the kube-proxy table(s) for one node.",
+                "",
+                "Reads a directory of manifests; needs no kernel and changes nothing. The script goes to stdout (load "
+                        + "it with 'nft -f'); warnings about skipped objects go to stderr, one line each: "
+                        + "'warning: skipped kind=... object=... field=... reason=...'.",
+                ""},
+        footer = {"", "Examples:",
+                "  nftproxy render --manifests examples --hostname-override k8s-node-1",
+                "  nftproxy render --manifests examples --hostname-override k8s-node-1 \\",
+                "      --cluster-cidr 172.20.0.0/16 --ip-family ipv4",
+                "  # check that the kernel accepts it, in a throwaway network namespace (root):",
+                "  nftproxy render --manifests examples --hostname-override k8s-node-1 | unshare -n nft -c -f -",
+                "", "Exit codes: 0 rendered, 1 --manifests missing or unreadable, 2 invalid flag."})
+public final class RenderCommand implements Callable<Integer> {
+    /** Which tables to print. */
+    enum Families {
+        ipv4(List.of(IpFamily.IPV4)), ipv6(List.of(IpFamily.IPV6)), both(List.of(IpFamily.IPV4, IpFamily.IPV6));
+
+        final List<IpFamily> families;
+
+        Families(List<IpFamily> families) { this.families = families; }
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    NodeOptions nodeOptions;
+
+    @Option(names = "--ip-family", paramLabel = "ipv4|ipv6|both", defaultValue = "both",
+            description = {"Which tables to print: 'table ip kube-proxy', 'table ip6 kube-proxy', or both (ip first).",
+                    "Default: ${DEFAULT-VALUE}."})
+    Families ipFamily;
+
+    @Override public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        NodeOptions.NodeSetup setup;
+        try {
+            setup = nodeOptions.resolve();
+        } catch (NoSuchFileException | NotDirectoryException e) {
+            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": no such directory");
+            return ExitCodes.INPUT_UNREADABLE;
+        } catch (AccessDeniedException e) {
+            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": permission denied");
+            return ExitCodes.INPUT_UNREADABLE;
+        } catch (IOException e) {
+            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": cannot be read (" + e.getMessage() + ")");
+            return ExitCodes.INPUT_UNREADABLE;
+        }
+        nodeOptions.report(setup, err);
+        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
+        for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
+        Capabilities caps = Capabilities.baseline();
+        for (IpFamily f : ipFamily.families) {
+            out.print(Transaction.creating(rendering.table(f)).script(caps));
+        }
+        out.flush();
+        err.flush();
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,256 @@
+package io.nftproxy.source;
+
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ServiceCidrObject;
+import io.nftproxy.cluster.ServiceObject;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.MappingIterator;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * Reads a directory of Kubernetes objects in API format ({@code *.yaml}, {@code *.yml}, {@code *.json}, recursively,
+ * in path order) into a {@link ClusterSnapshot}: v1 Service, discovery.k8s.io/v1 EndpointSlice, v1 Node and
+ * networking.k8s.io/v1 ServiceCIDR, in multi-document YAML or {@code kind: List}. Everything else is ignored.
+ *
+ * <p>One bad file or object never hides the rest: a file that does not parse is skipped whole (its earlier documents
+ * too, so a half-written file never loads half its objects), an object with a wrongly typed field is skipped alone.
+ * Both come back as {@link LoadProblem}s. Messages never quote field values: the same directory may hold Secrets.
+ */
+public final class ManifestLoader {
+    private static final Logger LOG = LoggerFactory.getLogger(ManifestLoader.class);
+
+    /** Larger files are refused unread; a proxy's manifest set is kilobytes, and this bounds memory. */
+    public static final long MAX_FILE_BYTES = 16L << 20;
+
+    private static final Pattern QUOTED = Pattern.compile("'[^'\\n]*'|\"[^\"\\n]*\"");
+
+    private final ObjectMapper yaml;
+    private final ObjectMapper json;
+
+    public ManifestLoader() {
+        // Duplicate keys are refused, as the API server's strict decoding does: which one wins would be a guess.
+        this.yaml = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+        this.json = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    }
+
+    /**
+     * Loads every manifest file under {@code dir}.
+     *
+     * @throws NoSuchFileException   when {@code dir} does not exist
+     * @throws NotDirectoryException when it is not a directory
+     * @throws IOException           when it cannot be listed (permissions); a single unreadable file is a LoadProblem
+     */
+    public LoadResult load(Path dir) throws IOException {
+        if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
+        if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
+        Sink sink = new Sink();
+        for (Path file : manifestFiles(dir, sink.problems)) {
+            loadFile(file, sink);
+        }
+        LOG.debug("loaded dir={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
+                dir, sink.services.size(), sink.slices.size(), sink.nodes.size(), sink.cidrs.size(),
+                sink.problems.size(), sink.ignored.size());
+        return new LoadResult(new ClusterSnapshot(sink.services, sink.slices, sink.nodes, sink.cidrs),
+                sink.problems, sink.ignored);
+    }
+
+    /**
+     * The manifest files under {@code dir}, sorted by path. Entries whose name starts with a dot are skipped, and
+     * directory symlinks are not followed: a ConfigMap volume holds each file twice, as {@code name -> ..data/name}
+     * and inside the hidden {@code ..2024_...} directory, and must load once. A subdirectory that cannot be listed
+     * is a problem of its own; the rest is still read.
+     */
+    static List<Path> manifestFiles(Path dir, List<LoadProblem> problems) throws IOException {
+        List<Path> files = new ArrayList<>();
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
+                return d.equals(dir) || !hidden(dir.relativize(d)) ? FileVisitResult.CONTINUE : FileVisitResult.SKIP_SUBTREE;
+            }
+
+            @Override public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                // attrs describe the link itself for a symlink; Files.isRegularFile follows it to the target.
+                if (!hidden(dir.relativize(f)) && isManifestName(f) && Files.isRegularFile(f)) files.add(f);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                if (f.equals(dir)) throw e;
+                problems.add(LoadProblem.ofFile(f, -1, "unreadable: " + e.getClass().getSimpleName()));
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        files.sort(null);
+        return files;
+    }
+
+    private static boolean hidden(Path relative) {
+        for (Path part : relative) {
+            if (part.toString().startsWith(".")) return true;
+        }
+        return false;
+    }
+
+    private static boolean isManifestName(Path p) {
+        String n = p.getFileName().toString().toLowerCase(Locale.ROOT);
+        return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
+    }
+
+    private void loadFile(Path file, Sink sink) {
+        byte[] bytes;
+        try {
+            long size = Files.size(file);
+            if (size > MAX_FILE_BYTES) {
+                sink.problems.add(LoadProblem.ofFile(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES));
+                return;
+            }
+            bytes = Files.readAllBytes(file);
+        } catch (IOException e) {
+            sink.problems.add(LoadProblem.ofFile(file, -1, "unreadable: " + e.getClass().getSimpleName()));
+            return;
+        }
+        ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml;
+        List<JsonNode> documents = new ArrayList<>();
+        try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
+            while (it.hasNextValue()) {
+                documents.add(it.nextValue());
+            }
+        } catch (JacksonException e) {
+            sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
+            return;
+        }
+        for (int i = 0; i < documents.size(); i++) {
+            JsonNode doc = documents.get(i);
+            if (doc == null || doc.isNull() || doc.isMissingNode()) continue;   // an empty document: "---" twice, comments only
+            loadObject(file, i, doc, null, null, null, sink);
+        }
+    }
+
+    /**
+     * Loads one top-level object or List item. {@code itemOf} is the List's label ({@code items[3]}) for an item;
+     * {@code defaultKind}/{@code defaultApiVersion} come from a typed list ({@code ServiceList}), whose items the API
+     * sends without their own kind.
+     */
+    private void loadObject(Path file, int doc, JsonNode raw, String itemOf, String defaultKind, String defaultApiVersion,
+                            Sink sink) {
+        String where = itemOf == null ? "" : itemOf;
+        if (!raw.isObject()) {
+            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), null,
+                    "expected a Kubernetes object (a map), found " + ApiNode.typeName(raw)));
+            return;
+        }
+        ApiNode obj = new ApiNode(raw, "");
+        String kind;
+        String apiVersion;
+        try {
+            kind = obj.str("kind");
+            apiVersion = obj.str("apiVersion");
+        } catch (ManifestFormatException e) {
+            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), e.field(), e.getMessage()));
+            return;
+        }
+        if (kind == null) kind = defaultKind;
+        if (apiVersion == null) apiVersion = defaultApiVersion;
+        if (kind == null || kind.isEmpty()) {
+            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), "kind", "missing"));
+            return;
+        }
+        if (itemOf == null && kind.endsWith("List") && raw.has("items")) {
+            loadList(file, doc, obj, kind, apiVersion, sink);
+            return;
+        }
+        String label = label(raw, where);
+        try {
+            switch (kind + " " + apiVersion) {
+                case "Service v1" -> sink.services.add(ApiObjectDecoder.service(obj));
+                case "EndpointSlice discovery.k8s.io/v1" -> sink.slices.add(ApiObjectDecoder.endpointSlice(obj));
+                case "Node v1" -> sink.nodes.add(ApiObjectDecoder.node(obj));
+                case "ServiceCIDR networking.k8s.io/v1" -> sink.cidrs.add(ApiObjectDecoder.serviceCidr(obj));
+                default -> sink.ignored.add(new LoadProblem(file, doc, kind, label, null,
+                        "not read by the proxy (apiVersion " + apiVersion + ")"));
+            }
+        } catch (ManifestFormatException e) {
+            sink.problems.add(new LoadProblem(file, doc, kind, label, e.field(), e.getMessage()));
+        }
+    }
+
+    private void loadList(Path file, int doc, ApiNode list, String kind, String apiVersion, Sink sink) {
+        JsonNode items = list.raw().get("items");
+        if (!items.isArray()) {
+            sink.problems.add(new LoadProblem(file, doc, kind, null, "items",
+                    "expected a list, found " + ApiNode.typeName(items)));
+            return;
+        }
+        // "kind: List" items carry their own kind; a typed list (ServiceList) implies it for each item.
+        String itemKind = "List".equals(kind) ? null : kind.substring(0, kind.length() - "List".length());
+        String itemApiVersion = "List".equals(kind) ? null : apiVersion;
+        int i = 0;
+        for (JsonNode item : items.values()) {
+            String at = "items[" + i++ + "]";
+            if (item == null || item.isNull()) continue;
+            loadObject(file, doc, item, at, itemKind, itemApiVersion, sink);
+        }
+    }
+
+    /** {@code namespace/name} when readable, else the List position, for messages. Never throws. */
+    private static String label(JsonNode raw, String where) {
+        JsonNode m = raw.get("metadata");
+        String name = null;
+        String ns = null;
+        if (m != null && m.isObject()) {
+            JsonNode n = m.get("name");
+            JsonNode s = m.get("namespace");
+            if (n != null && n.isString()) name = n.stringValue();
+            if (s != null && s.isString()) ns = s.stringValue();
+        }
+        if (name == null) return blankToNull(where);
+        return (ns == null || ns.isEmpty() ? "" : ns + "/") + name;
+    }
+
+    private static String blankToNull(String s) { return s == null || s.isEmpty() ? null : s; }
+
+    /**
+     * The parser's reason with its location, minus anything it quoted from the file: parser messages echo the
+     * offending token, and that token may be a Secret's value.
+     */
+    static String syntaxMessage(JacksonException e) {
+        String reason = e.getOriginalMessage();
+        if (reason == null) reason = e.getClass().getSimpleName();
+        int nl = reason.indexOf('\n');
+        if (nl >= 0) reason = reason.substring(0, nl);
+        reason = QUOTED.matcher(reason).replaceAll("'…'");
+        if (reason.length() > 200) reason = reason.substring(0, 200) + "…";
+        var loc = e.getLocation();
+        String at = loc == null || loc.getLineNr() < 0 ? "" : " at line " + loc.getLineNr() + " column " + loc.getColumnNr();
+        return "malformed" + at + ": " + reason;
+    }
+
+    private static final class Sink {
+        final List<ServiceObject> services = new ArrayList<>();
+        final List<EndpointSliceObject> slices = new ArrayList<>();
+        final List<NodeObject> nodes = new ArrayList<>();
+        final List<ServiceCidrObject> cidrs = new ArrayList<>();
+        final List<LoadProblem> problems = new ArrayList<>();
+        final List<LoadProblem> ignored = new ArrayList<>();
+    }
+}

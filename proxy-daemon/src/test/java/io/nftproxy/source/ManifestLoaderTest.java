@@ -1,0 +1,344 @@
+package io.nftproxy.source;
+
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ObjectMeta;
+import io.nftproxy.cluster.ServiceCidrObject;
+import io.nftproxy.cluster.ServiceObject;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ManifestLoaderTest {
+    @TempDir
+    Path dir;
+
+    private final ManifestLoader loader = new ManifestLoader();
+
+    private Path write(String name, String text) throws IOException {
+        Path p = dir.resolve(name);
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, text);
+        return p;
+    }
+
+    private static final String LB_SERVICE = """
+            apiVersion: v1
+            kind: Service
+            metadata:
+              name: hello-lb
+              namespace: demo
+              labels: {app: hello}
+              annotations: {note: "x"}
+            spec:
+              type: LoadBalancer
+              clusterIP: 10.97.232.108
+              clusterIPs: [10.97.232.108]
+              ipFamilies: [IPv4]
+              ports:
+                - {name: http, protocol: TCP, port: 80, targetPort: 8080, nodePort: 31950}
+                - {name: web, port: 8081, targetPort: web-port}
+              externalIPs: [192.0.2.7]
+              loadBalancerSourceRanges: [192.168.10.0/24]
+              sessionAffinity: ClientIP
+              sessionAffinityConfig: {clientIP: {timeoutSeconds: 600}}
+              externalTrafficPolicy: Local
+              internalTrafficPolicy: Cluster
+              healthCheckNodePort: 31692
+              trafficDistribution: PreferSameZone
+            status:
+              loadBalancer:
+                ingress:
+                  - {ip: 192.168.10.240, ipMode: VIP}
+                  - {hostname: lb.example.com}
+            """;
+
+    private static final String SLICE = """
+            apiVersion: discovery.k8s.io/v1
+            kind: EndpointSlice
+            metadata:
+              name: hello-lb-abcde
+              namespace: demo
+              labels: {kubernetes.io/service-name: hello-lb}
+            addressType: IPv4
+            ports:
+              - {name: http, protocol: TCP, port: 8080}
+              - {port: 9090}
+            endpoints:
+              - addresses: [172.20.211.48]
+                conditions: {ready: true, serving: true, terminating: false}
+                nodeName: k8s-node-1
+                zone: zone-a
+                hints:
+                  forZones: [{name: zone-a}]
+                  forNodes: [{name: k8s-node-1}]
+              - addresses: [172.20.172.15]
+            """;
+
+    @Test
+    void multiDocumentYamlMapsEveryFieldOntoTheRecords() throws IOException {
+        write("hello-lb.yaml", LB_SERVICE + "---\n" + SLICE + "---\n# only a comment\n---\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of(), r.problems());
+        ServiceObject expected = new ServiceObject(
+                new ObjectMeta("demo", "hello-lb", Map.of("app", "hello"), Map.of("note", "x"), false),
+                "LoadBalancer", "10.97.232.108", List.of("10.97.232.108"), List.of("IPv4"),
+                List.of(new ServiceObject.PortSpec("http", "TCP", 80, "8080", 31950),
+                        new ServiceObject.PortSpec("web", null, 8081, "web-port", null)),
+                List.of("192.0.2.7"),
+                List.of(new ServiceObject.LoadBalancerIngress("192.168.10.240", null, "VIP"),
+                        new ServiceObject.LoadBalancerIngress(null, "lb.example.com", null)),
+                List.of("192.168.10.0/24"), "ClientIP", 600, "Local", "Cluster", 31692, "PreferSameZone");
+        assertEquals(List.of(expected), r.snapshot().services());
+
+        EndpointSliceObject slice = new EndpointSliceObject(
+                new ObjectMeta("demo", "hello-lb-abcde", Map.of("kubernetes.io/service-name", "hello-lb"), Map.of(), false),
+                "IPv4",
+                List.of(new EndpointSliceObject.PortSpec("http", "TCP", 8080),
+                        new EndpointSliceObject.PortSpec("", null, 9090)),
+                List.of(new EndpointSliceObject.Endpoint(List.of("172.20.211.48"), true, true, false, "k8s-node-1", "zone-a",
+                                List.of("zone-a"), List.of("k8s-node-1")),
+                        new EndpointSliceObject.Endpoint(List.of("172.20.172.15"), null, null, null, null, null,
+                                List.of(), List.of())));
+        assertEquals(List.of(slice), r.snapshot().endpointSlices());
+    }
+
+    @Test
+    void nodesAndServiceCidrsAreClusterScopedAndDeletionTimestampMeansDeleting() throws IOException {
+        write("cluster.yaml", """
+                apiVersion: v1
+                kind: Node
+                metadata:
+                  name: k8s-node-1
+                  labels: {topology.kubernetes.io/zone: zone-a}
+                  deletionTimestamp: "2026-10-28T20:31:18Z"
+                spec:
+                  podCIDRs: [172.20.211.0/24]
+                  taints: [{key: ToBeDeletedByClusterAutoscaler, effect: NoSchedule}]
+                status:
+                  addresses:
+                    - {type: InternalIP, address: 192.168.10.20}
+                    - {type: Hostname, address: k8s-node-1}
+                ---
+                apiVersion: networking.k8s.io/v1
+                kind: ServiceCIDR
+                metadata: {name: kubernetes}
+                spec: {cidrs: [10.96.0.0/12, "fd00:10:96::/108"]}
+                """);
+
+        ClusterSnapshot s = loader.load(dir).snapshot();
+
+        NodeObject n = s.node("k8s-node-1");
+        assertEquals(new NodeObject(new ObjectMeta(null, "k8s-node-1", Map.of("topology.kubernetes.io/zone", "zone-a"), Map.of(), true),
+                List.of(new NodeObject.Address("InternalIP", "192.168.10.20"), new NodeObject.Address("Hostname", "k8s-node-1")),
+                List.of("ToBeDeletedByClusterAutoscaler"), List.of("172.20.211.0/24")), n);
+        assertEquals("zone-a", n.zone());
+        assertEquals(List.of(new ServiceCidrObject(new ObjectMeta(null, "kubernetes", Map.of(), Map.of(), false),
+                List.of("10.96.0.0/12", "fd00:10:96::/108"))), s.serviceCidrs());
+    }
+
+    @Test
+    void missingNamespaceDefaultsToDefaultAndMissingTypeToClusterIP() throws IOException {
+        write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {clusterIP: 10.96.5.5}\n");
+
+        ServiceObject svc = loader.load(dir).snapshot().services().get(0);
+
+        assertEquals("default", svc.meta().namespace());
+        assertEquals("ClusterIP", svc.type());
+    }
+
+    @Test
+    void kindListAndTypedListsLoadTheirItems() throws IOException {
+        write("list.yaml", """
+                apiVersion: v1
+                kind: List
+                items:
+                  - {apiVersion: v1, kind: Service, metadata: {name: a, namespace: x}, spec: {clusterIP: 10.96.0.2}}
+                  - {apiVersion: apps/v1, kind: Deployment, metadata: {name: a, namespace: x}}
+                  - {apiVersion: discovery.k8s.io/v1, kind: EndpointSlice, metadata: {name: a-1, namespace: x}, addressType: IPv4}
+                """);
+        // What the API itself returns: items without kind, implied by the list's kind.
+        write("typed.json", """
+                {"apiVersion": "v1", "kind": "ServiceList", "metadata": {"resourceVersion": "1"},
+                 "items": [{"metadata": {"name": "b", "namespace": "y"}, "spec": {"clusterIP": "10.96.0.3"}}]}
+                """);
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of(), r.problems());
+        assertEquals(List.of("x/a", "y/b"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(List.of("x/a-1"), r.snapshot().endpointSlices().stream().map(s -> s.meta().key()).toList());
+        assertEquals(1, r.ignored().size());
+        assertEquals("Deployment", r.ignored().get(0).kind());
+    }
+
+    @Test
+    void jsonFilesLoad() throws IOException {
+        write("svc.json", """
+                {"apiVersion": "v1", "kind": "Service",
+                 "metadata": {"name": "kube-dns", "namespace": "kube-system"},
+                 "spec": {"clusterIP": "10.96.0.10", "ports": [{"name": "dns", "protocol": "UDP", "port": 53, "targetPort": 53}]}}
+                """);
+
+        ServiceObject svc = loader.load(dir).snapshot().services().get(0);
+
+        assertEquals("kube-system/kube-dns", svc.meta().key());
+        assertEquals(List.of(new ServiceObject.PortSpec("dns", "UDP", 53, "53", null)), svc.ports());
+    }
+
+    @Test
+    void aMalformedFileIsReportedWithFileAndDocumentWhileTheOthersLoad() throws IOException {
+        write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.2}\n");
+        Path bad = write("b.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: b0}\n---\nkind: Service\nmetadata: [unclosed\n");
+        write("c/c.yml", "apiVersion: v1\nkind: Service\nmetadata: {name: c}\nspec: {clusterIP: 10.96.0.4}\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of("default/a", "default/c"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(1, r.problems().size(), r.problems().toString());
+        LoadProblem p = r.problems().get(0);
+        assertEquals(bad, p.file());
+        assertEquals(1, p.documentIndex());
+        assertTrue(p.message().startsWith("malformed at line "), p.message());
+    }
+
+    @Test
+    void duplicateKeysMakeTheFileMalformed() throws IOException {
+        write("dup.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.2, clusterIP: 10.96.0.3}\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of(), r.snapshot().services());
+        assertEquals(1, r.problems().size());
+    }
+
+    @Test
+    void parserMessagesDoNotEchoTheOffendingToken() throws IOException {
+        write("secret.json", "{\"kind\": \"Secret\", \"data\": {\"password\": hunter2secret}}");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(1, r.problems().size());
+        assertFalse(r.problems().get(0).toString().contains("hunter2"), r.problems().get(0).toString());
+    }
+
+    @Test
+    void wronglyTypedObjectsAreSkippedAloneWithTheFieldNamed() throws IOException {
+        write("svc.yaml", """
+                apiVersion: v1
+                kind: Service
+                metadata: {name: port-as-string, namespace: demo}
+                spec: {clusterIP: 10.96.0.2, ports: [{name: http, port: "80"}]}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: labels-as-list, namespace: demo, labels: [a, b]}
+                spec: {clusterIP: 10.96.0.3}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: ports-as-map, namespace: demo}
+                spec: {clusterIP: 10.96.0.4, ports: {name: http}}
+                ---
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata: {name: s, namespace: demo}
+                addressType: IPv4
+                endpoints: [{addresses: [10.0.0.1], conditions: {ready: "yes"}}]
+                ---
+                - just a list
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: good, namespace: demo}
+                spec: {clusterIP: 10.96.0.5, ports: [{name: http, port: 80}]}
+                """);
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of("demo/good"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(List.of(), r.snapshot().endpointSlices());
+        assertEquals(List.of("spec.ports[0].port", "metadata.labels", "spec.ports", "endpoints[0].conditions.ready", "-"),
+                r.problems().stream().map(p -> p.field() == null ? "-" : p.field()).toList());
+        assertEquals(List.of(0, 1, 2, 3, 4), r.problems().stream().map(LoadProblem::documentIndex).toList());
+        assertEquals("demo/port-as-string", r.problems().get(0).object());
+        assertEquals("expected an integer, found a string", r.problems().get(0).message());
+    }
+
+    @Test
+    void unknownKindsAndVersionsAreIgnoredNotReported() throws IOException {
+        write("app.yaml", """
+                apiVersion: apps/v1
+                kind: Deployment
+                metadata: {name: hello, namespace: demo}
+                ---
+                apiVersion: v1
+                kind: Secret
+                metadata: {name: creds, namespace: demo}
+                data: {password: aHVudGVyMg==}
+                ---
+                apiVersion: discovery.k8s.io/v1beta1
+                kind: EndpointSlice
+                metadata: {name: old, namespace: demo}
+                """);
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of(), r.problems());
+        assertEquals(List.of("Deployment", "Secret", "EndpointSlice"), r.ignored().stream().map(LoadProblem::kind).toList());
+        assertFalse(r.ignored().toString().contains("aHVudGVyMg"));
+        assertTrue(r.snapshot().endpointSlices().isEmpty());
+    }
+
+    @Test
+    void filesAreReadInPathOrderSkippingHiddenEntriesAndOtherExtensions() throws IOException {
+        String svc = "apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec: {clusterIP: 10.96.0.2}\n";
+        write("b/z.yaml", svc.formatted("bz"));
+        write("a.YML", svc.formatted("a"));
+        write("b/a.json", "{\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"ba\"}}");
+        write("notes.txt", svc.formatted("txt"));
+        write(".hidden.yaml", svc.formatted("hidden"));
+        // A ConfigMap volume: the real files live in a hidden timestamped directory, symlinked from the top.
+        write("..2026_10_28/cm.yaml", svc.formatted("cm"));
+        Files.createSymbolicLink(dir.resolve("cm.yaml"), dir.resolve("..2026_10_28/cm.yaml"));
+
+        List<String> names = loader.load(dir).snapshot().services().stream().map(s -> s.meta().name()).toList();
+
+        assertEquals(List.of("a", "ba", "bz", "cm"), names);
+    }
+
+    @Test
+    void aMissingDirectoryOrAFileInsteadIsAnError() throws IOException {
+        assertThrows(NoSuchFileException.class, () -> loader.load(dir.resolve("nope")));
+        Path f = write("f.yaml", "");
+        assertThrows(NotDirectoryException.class, () -> loader.load(f));
+    }
+
+    @Test
+    void theExamplesDirectoryLoadsCleanly() throws IOException {
+        Path examples = Path.of("..", "examples");
+        LoadResult r = loader.load(examples);
+
+        assertEquals(List.of(), r.problems());
+        assertEquals(List.of(), r.ignored());
+        assertEquals(12, r.snapshot().services().size());
+        assertNull(r.snapshot().node("k8s-node-1").meta().namespace());
+        assertEquals("zone-a", r.snapshot().node("k8s-node-1").zone());
+    }
+}
