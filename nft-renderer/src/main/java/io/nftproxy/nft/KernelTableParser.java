@@ -144,7 +144,8 @@ public final class KernelTableParser {
     // ---- sets and maps ----
 
     private void set(String kind, Map<String, Object> s) {
-        keys(s, SET_KEYS);
+        // Unknown properties are reported after the set is added, so rules using it are not reported as well.
+        Set<String> extra = extraKeys(s, SET_KEYS);
         String name = string(s.get("name"));
         List<String> keyType = strings(s.get("type"));
         String valueType = null;
@@ -166,8 +167,13 @@ public final class KernelTableParser {
         NftSet set = new NftSet(name, keyType, valueType, flags, timeout, optString(s.get("comment")));
         builder.set(set);
         sets.put(name, set);
-        if (!s.containsKey("elem")) return;
-        for (Object e : list(s.get("elem"), "elem")) {
+        if (s.containsKey("elem")) elements(kind, set, s.get("elem"));
+        if (!extra.isEmpty()) throw new NotOurs("unknown properties " + extra);
+    }
+
+    private void elements(String kind, NftSet set, Object elem) {
+        String name = set.name();
+        for (Object e : list(elem, "elem")) {
             try {
                 Element el = element(set, e);
                 if (el != null) builder.element(el);

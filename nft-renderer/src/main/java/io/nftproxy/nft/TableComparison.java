@@ -118,8 +118,10 @@ public final class TableComparison {
 
     /** Rules in order: a longest common subsequence, then what is missing and extra around it, with positions. */
     private void rules(String chain) {
-        List<Rule> e = canonical(expected.rules(chain));
-        List<Rule> a = canonical(actual.rules(chain));
+        // Compared in canonical form, printed as written.
+        List<Rule> eText = expected.rules(chain), aText = actual.rules(chain);
+        List<Rule> e = canonical(eText);
+        List<Rule> a = canonical(aText);
         if (e.equals(a)) return;
         int n = e.size(), m = a.size();
         int[][] lcs = new int[n + 1][m + 1];
@@ -134,14 +136,14 @@ public final class TableComparison {
                 i++;
                 j++;
             } else if (i < n && j < m && lcs[i + 1][j + 1] == lcs[i][j]) {
-                out.add("chain " + chain + " rule " + i + ": expected `" + text(e.get(i)) + "`, actual `" + text(a.get(j)) + "`");
+                out.add("chain " + chain + " rule " + i + ": expected `" + text(eText.get(i)) + "`, actual `" + text(aText.get(j)) + "`");
                 i++;
                 j++;
             } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-                out.add("chain " + chain + ": extra rule at " + j + ": `" + text(a.get(j)) + "`");
+                out.add("chain " + chain + ": extra rule at " + j + ": `" + text(aText.get(j)) + "`");
                 j++;
             } else {
-                out.add("chain " + chain + ": missing rule " + i + ": `" + text(e.get(i)) + "`");
+                out.add("chain " + chain + ": missing rule " + i + ": `" + text(eText.get(i)) + "`");
                 i++;
             }
         }
