@@ -1,0 +1,185 @@
+package io.nftproxy.it;
+
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.proxy.IpFamily;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A throwaway network namespace for kernel tests, so nothing a test does can reach the host's own ruleset,
+ * addresses or routes. Names are {@code nftp-<tag>-<pid>-<n>}: unique per run and per instance, recognisable as
+ * ours. Every process runs with a bounded timeout and is killed when it overruns; {@link #close()} deletes the
+ * namespace (and with it every table, address and interface inside) and is safe to call twice.
+ *
+ * <pre>{@code
+ * try (KernelNamespace ns = KernelNamespace.create("rb")) {
+ *     ns.load(script);
+ *     String json = ns.listTable(IpFamily.IPV4);
+ * }
+ * }</pre>
+ */
+public final class KernelNamespace implements AutoCloseable {
+    /** Generous for one {@code nft -f} of a test table; a hung netlink call fails the test instead of hanging it. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    private static final AtomicInteger COUNTER = new AtomicInteger();
+    private static final List<String> SBIN = List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin");
+
+    private final String name;
+    private final String ip;
+    private final String nft;
+    private boolean closed;
+
+    /** The result of one command. */
+    public record Result(int exitCode, String stdout, String stderr) {
+        public boolean ok() { return exitCode == 0; }
+    }
+
+    private KernelNamespace(String name, String ip, String nft) {
+        this.name = name;
+        this.ip = ip;
+        this.nft = nft;
+    }
+
+    /**
+     * Why kernel tests cannot run here, or empty when they can: they need root (CAP_NET_ADMIN in the initial user
+     * namespace, to create namespaces) and the {@code ip} and {@code nft} commands.
+     */
+    public static Optional<String> unavailabilityCause() {
+        if (!isRoot()) return Optional.of("kernel tests need root (uid 0) to create network namespaces");
+        if (executable("ip").isEmpty()) return Optional.of("the ip command (iproute2) is not installed");
+        if (executable("nft").isEmpty()) return Optional.of("the nft command (nftables) is not installed");
+        return Optional.empty();
+    }
+
+    /** Creates {@code nftp-<tag>-<pid>-<n>}. {@code tag}: a few lowercase letters saying which test made it. */
+    public static KernelNamespace create(String tag) throws IOException {
+        if (!tag.matches("[a-z0-9]{1,8}")) throw new IllegalArgumentException("tag must be 1-8 of [a-z0-9]: " + tag);
+        String cause = unavailabilityCause().orElse(null);
+        if (cause != null) throw new IllegalStateException(cause);
+        String name = "nftp-" + tag + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+        KernelNamespace ns = new KernelNamespace(name, executable("ip").get(), executable("nft").get());
+        Result r = run(DEFAULT_TIMEOUT, null, ns.ip, "netns", "add", name);
+        if (!r.ok()) throw new IOException("ip netns add " + name + " failed: " + r.stderr().strip());
+        return ns;
+    }
+
+    public String name() { return name; }
+
+    /** Runs {@code command} inside the namespace, with {@code stdin} (or none) and a timeout. */
+    public Result exec(Duration timeout, String stdin, String... command) throws IOException {
+        if (closed) throw new IllegalStateException("namespace " + name + " is closed");
+        List<String> argv = new ArrayList<>(List.of(ip, "netns", "exec", name));
+        argv.addAll(List.of(command));
+        return run(timeout, stdin, argv.toArray(String[]::new));
+    }
+
+    /** {@code nft -f -} with the script on stdin; throws with nft's message if the transaction fails. */
+    public void load(String script) throws IOException {
+        Result r = exec(DEFAULT_TIMEOUT, script, nft, "-f", "-");
+        if (!r.ok()) throw new IOException("nft -f - failed in " + name + " (exit " + r.exitCode() + "):\n" + r.stderr());
+    }
+
+    /** Like {@link #load} but returns the result, for scripts the kernel is expected to refuse. */
+    public Result tryLoad(String script) throws IOException {
+        return exec(DEFAULT_TIMEOUT, script, nft, "-f", "-");
+    }
+
+    /** {@code nft -j list table <family> kube-proxy}. */
+    public String listTable(IpFamily family) throws IOException {
+        return nftOut("-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+    }
+
+    /** {@code nft list table <family> kube-proxy}, the text an operator reads. */
+    public String listTableText(IpFamily family) throws IOException {
+        return nftOut("list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+    }
+
+    /** Runs nft with the given arguments and returns stdout; throws on failure. */
+    public String nftOut(String... args) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(nft));
+        argv.addAll(List.of(args));
+        Result r = exec(DEFAULT_TIMEOUT, null, argv.toArray(String[]::new));
+        if (!r.ok()) throw new IOException("nft " + String.join(" ", args) + " failed in " + name + ": " + r.stderr().strip());
+        return r.stdout();
+    }
+
+    /** Deletes the namespace. Idempotent. */
+    @Override public void close() throws IOException {
+        if (closed) return;
+        closed = true;
+        Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", name);
+        if (!r.ok()) throw new IOException("ip netns del " + name + " failed: " + r.stderr().strip());
+    }
+
+    @Override public String toString() { return name; }
+
+    /**
+     * Runs a process with stdin/stdout/stderr through temporary files (no pipe can fill up and deadlock), killing it
+     * if it outlives the timeout.
+     */
+    static Result run(Duration timeout, String stdin, String... argv) throws IOException {
+        Path in = null, out = Files.createTempFile("nftp-out", ".txt"), err = Files.createTempFile("nftp-err", ".txt");
+        try {
+            ProcessBuilder pb = new ProcessBuilder(argv).redirectOutput(out.toFile()).redirectError(err.toFile());
+            if (stdin != null) {
+                in = Files.createTempFile("nftp-in", ".txt");
+                Files.writeString(in, stdin, StandardCharsets.UTF_8);
+                pb.redirectInput(in.toFile());
+            } else {
+                pb.redirectInput(new File("/dev/null"));
+            }
+            Process p = pb.start();
+            boolean done;
+            try {
+                done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while running " + String.join(" ", argv), e);
+            }
+            if (!done) {
+                p.destroyForcibly();
+                throw new IOException("timed out after " + timeout + ": " + String.join(" ", argv));
+            }
+            return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
+        } finally {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(err);
+            if (in != null) Files.deleteIfExists(in);
+        }
+    }
+
+    private static boolean isRoot() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) return line.split("\\s+")[2].equals("0"); // effective uid
+            }
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        return false;
+    }
+
+    private static Optional<String> executable(String cmd) {
+        List<String> dirs = new ArrayList<>();
+        String path = System.getenv("PATH");
+        if (path != null) dirs.addAll(List.of(path.split(File.pathSeparator)));
+        dirs.addAll(SBIN);
+        for (String d : dirs) {
+            if (d.isEmpty()) continue;
+            Path p = Path.of(d, cmd);
+            if (Files.isRegularFile(p) && Files.isExecutable(p)) return Optional.of(p.toString());
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,239 @@
+package io.nftproxy.nft;
+
+import io.nftproxy.nft.json.Json;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.proxy.Protocol;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Against listings captured from a real kernel (see src/test/resources/kernel-json/README.md). */
+class KernelTableParserTest {
+    private static final int MARK = 0x4000;
+
+    @Test
+    void skeletonAndLoadBalancerForms() throws Exception {
+        DesiredTable t = parseResource("lb-firewall-etp-local.ip.json");
+        assertEquals(IpFamily.IPV4, t.family());
+        assertEquals(new Chain.Hook("nat", "output", -100), t.chain("nat-output").hook());
+        assertEquals(new Chain.Hook("filter", "prerouting", -110), t.chain("filter-prerouting-pre-dnat").hook());
+        assertEquals(new Chain.Hook("nat", "postrouting", 100), t.chain("nat-postrouting").hook());
+        assertNull(t.chain("services").hook());
+
+        assertEquals(List.of(
+                rule("services", List.of(new Match.SetLookup(List.of(Field.DADDR), "cluster-ips", false),
+                                new Match.AddrIn(Field.SADDR, true, p("10.244.0.0/16"))),
+                        List.of(new Statement.MarkOr(MARK)), "masquerade clusterIP traffic from outside cluster"),
+                rule("services", List.of(), List.of(new Statement.VmapLookup(List.of(Field.DADDR, Field.L4PROTO, Field.DPORT), "service-ips")), null),
+                rule("services", List.of(new Match.SetLookup(List.of(Field.DADDR), "nodeport-ips", false)),
+                        List.of(new Statement.VmapLookup(List.of(Field.L4PROTO, Field.DPORT), "service-nodeports")), null)),
+                t.rules("services"));
+        assertEquals(List.of(
+                rule("masquerading", List.of(new Match.MarkBits(MARK)), List.of(new Statement.MarkXor(MARK), new Statement.Masquerade()), null),
+                rule("masquerading", List.of(new Match.CtStatusDnat(), new Match.SetLookup(
+                        List.of(Field.SADDR, Field.DADDR, Field.L4PROTO, Field.DPORT), "hairpin-connections", false)),
+                        List.of(new Statement.Masquerade()), null)),
+                t.rules("masquerading"));
+        assertEquals(rule("filter-input", List.of(new Match.CtStateNew()), List.of(new Statement.Decide(Verdict.jump("nodeport-endpoints-check"))), null),
+                t.rules("filter-input").get(0));
+        assertEquals(List.of(new Statement.Reject()), t.rules("cluster-ips-check").get(0).statements());
+        assertEquals(new Match.AddrIn(Field.DADDR, false, p("10.96.0.0/16")), t.rules("cluster-ips-check").get(1).matches().get(0));
+
+        String svc = "service-UI5RBLQN-prod/lb/tcp/https";
+        assertEquals(List.of(new Match.ProtoIs(Protocol.TCP)), t.rules(svc).get(0).matches());
+        assertEquals(new Statement.Dnat(List.of(target("10.244.1.5", 8443), target("10.244.2.7", 8443)), false),
+                t.rules(svc).get(0).statements().get(0));
+        String ext = "external-UI5RBLQN-prod/lb/tcp/https";
+        assertEquals(List.of(new Match.FibLocal(Field.SADDR)), t.rules(ext).get(1).matches());
+        assertEquals("masquerade local traffic", t.rules(ext).get(1).comment());
+        // The kernel returns the anonymous set sorted: the model's order is not kept (TableComparison knows).
+        assertEquals(rule("firewall-UI5RBLQN-prod/lb/tcp/https",
+                        List.of(new Match.AddrIn(Field.SADDR, true, p("192.0.2.10", "192.168.0.0/24", "198.51.100.0/24", "203.0.113.0/24"))),
+                        List.of(new Statement.Decide(Verdict.drop())), null),
+                t.rules("firewall-UI5RBLQN-prod/lb/tcp/https").get(0));
+
+        NftSet serviceIps = t.set("service-ips");
+        assertEquals(new NftSet("service-ips", List.of("ipv4_addr", "inet_proto", "inet_service"), "verdict", List.of(), 0,
+                "ClusterIP, ExternalIP and LoadBalancer IP traffic"), serviceIps);
+        assertEquals(new Element("service-ips", List.of(addr("192.0.2.10"), new Value.Proto(Protocol.TCP), new Value.Port(443)),
+                Verdict.gotoChain(ext), null), t.element("service-ips", List.of(addr("192.0.2.10"), new Value.Proto(Protocol.TCP), new Value.Port(443))));
+        assertEquals(2, t.elements("nodeport-ips").size());
+        assertNotNull(t.element("hairpin-connections", List.of(addr("10.244.1.5"), addr("10.244.1.5"), new Value.Proto(Protocol.TCP), new Value.Port(8443))));
+    }
+
+    @Test
+    void affinityForms() throws Exception {
+        DesiredTable t = parseResource("session-affinity.ip.json");
+        String set = "affinity-6SFGLI2F-default/sticky/tcp/__10.244.1.5/8080";
+        String ep = "endpoint-6SFGLI2F-default/sticky/tcp/__10.244.1.5/8080";
+        // nft 1.0.6 prints ["timeout"] and a size of 65535 for "flags dynamic,timeout".
+        assertEquals(new NftSet(set, List.of("ipv4_addr"), null, List.of("dynamic", "timeout"), 600, null), t.set(set));
+        assertEquals(List.of(
+                rule(ep, List.of(), List.of(new Statement.UpdateSet(set, Field.SADDR)), null),
+                rule(ep, List.of(new Match.ProtoIs(Protocol.TCP)), List.of(new Statement.Dnat(List.of(target("10.244.1.5", 8080)), true)), null)),
+                t.rules(ep));
+        List<Rule> svc = t.rules("service-EDE2N7RF-default/sticky/tcp/");
+        assertEquals(List.of(new Match.SetLookup(List.of(Field.SADDR), set, false)), svc.get(0).matches());
+        assertEquals(new Statement.NumgenVmap(List.of(Verdict.gotoChain(ep),
+                Verdict.gotoChain("endpoint-RW4BNBPC-default/sticky/tcp/__10.244.2.7/8080"))), svc.get(2).statements().get(0));
+    }
+
+    @Test
+    void noEndpointFormsWithElementCommentsAndMatchAllNodePorts() throws Exception {
+        DesiredTable t = parseResource("no-endpoints.ip.json");
+        assertEquals(new Element("no-endpoint-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(30060)),
+                Verdict.gotoChain("reject-chain"), "default/empty:web"), t.elements("no-endpoint-nodeports").values().iterator().next());
+        assertEquals(List.of(new Match.FibLocal(Field.DADDR), new Match.AddrIn(Field.DADDR, true, p("127.0.0.0/8"))),
+                t.rules("services").get(2).matches());
+        assertNull(t.set("nodeport-ips"));
+        // nft 1.0.6 leaves chain comments out of JSON.
+        assertNull(t.chain("reject-chain").comment());
+    }
+
+    @Test
+    void ipv6Forms() throws Exception {
+        DesiredTable t = parseResource("dual-stack.ip6.json");
+        assertEquals(IpFamily.IPV6, t.family());
+        assertEquals(List.of(new Statement.Reject()), t.rules("reject-chain").get(0).statements());
+        assertEquals(new Statement.Dnat(List.of(target("fd00:10:244:1::9", 5353)), true),
+                t.rules("endpoint-UPPTQ6DY-default/ds-sticky/udp/__fd00.10.244.1..9/5353").get(1).statements().get(0));
+        assertEquals(new Match.AddrIn(Field.SADDR, true, p("2001:db8:1::/48")),
+                t.rules("firewall-KOVATALP-default/ds-sticky/udp/").get(0).matches().get(0));
+    }
+
+    /** Writing the read-back table again gives the rules and elements of the script that was loaded. */
+    @Test
+    void readBackWritesTheLoadedScript() throws Exception {
+        for (String name : List.of("session-affinity.ip", "no-endpoints.ip", "dual-stack.ip6", "lb-firewall-etp-local.ip")) {
+            DesiredTable t = parseResource(name + ".json");
+            Set<String> loaded = rulesAndElements(resource(name + ".nft"));
+            Set<String> written = rulesAndElements(Transaction.creating(t).script(Capabilities.baseline()));
+            if (name.startsWith("lb-")) {
+                // The one line that differs: the kernel sorted the anonymous set.
+                String fw = "add rule ip kube-proxy firewall-UI5RBLQN-prod/lb/tcp/https ip saddr != ";
+                assertTrue(loaded.remove(fw + "{ 203.0.113.0/24, 198.51.100.0/24, 192.168.0.0/24, 192.0.2.10 } drop"));
+                assertTrue(written.remove(fw + "{ 192.0.2.10, 192.168.0.0/24, 198.51.100.0/24, 203.0.113.0/24 } drop"));
+            }
+            assertEquals(loaded, written, name);
+        }
+    }
+
+    @Test
+    void packetPathAffinityEntriesAreNotTableContent() throws Exception {
+        String json = resource("session-affinity.ip.json").replace(
+                "\"flags\": [\"timeout\"], \"timeout\": 600}",
+                "\"flags\": [\"timeout\"], \"timeout\": 600, \"elem\": [{\"elem\": {\"val\": \"10.0.0.1\", \"expires\": 599}}]}");
+        assertTrue(json.contains("\"expires\": 599"));
+        DesiredTable t = KernelTableParser.parse(json);
+        assertTrue(TableComparison.diff(parseResource("session-affinity.ip.json"), t).isEmpty());
+    }
+
+    @Test
+    void mergedRangesAreSplitIntoPrefixes() throws Exception {
+        String json = resource("no-endpoints.ip.json").replace(
+                "\"right\": {\"prefix\": {\"addr\": \"10.96.0.0\", \"len\": 16}}",
+                "\"right\": {\"set\": [{\"range\": [\"10.0.0.0\", \"10.0.2.255\"]}, \"10.9.0.1\"]}");
+        DesiredTable t = KernelTableParser.parse(json);
+        assertEquals(new Match.AddrIn(Field.DADDR, false, p("10.0.0.0/23", "10.0.2.0/24", "10.9.0.1")),
+                t.rules("cluster-ips-check").get(1).matches().get(0));
+    }
+
+    @Test
+    void foreignContentIsReportedWithEveryItem() throws Exception {
+        String json = resource("no-endpoints.ip.json")
+                .replace("\"chain\": \"nat-prerouting\", \"handle\": 31, \"expr\": [",
+                        "\"chain\": \"nat-prerouting\", \"handle\": 31, \"expr\": [{\"counter\": {\"packets\": 0, \"bytes\": 0}}, ")
+                .replace("\"name\": \"filter-input\", \"handle\": 10, \"type\": \"filter\", \"hook\": \"input\", \"prio\": 0, \"policy\": \"accept\"",
+                        "\"name\": \"filter-input\", \"handle\": 10, \"type\": \"filter\", \"hook\": \"input\", \"prio\": 0, \"policy\": \"drop\"")
+                .replace("\"comment\": \"Active ClusterIPs\"", "\"comment\": \"Active ClusterIPs\", \"gc-interval\": 5")
+                .replace("\"right\": \"@cluster-ips\"}}, {\"reject\": {\"type\": \"icmp\", \"expr\": \"port-unreachable\"}}",
+                        "\"right\": \"@cluster-ips\"}}, {\"reject\": {\"type\": \"tcp reset\"}}")
+                .replace("]}\n", ", {\"flowtable\": {\"family\": \"ip\", \"name\": \"f\", \"table\": \"kube-proxy\", \"handle\": 99}}]}\n");
+        UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class, () -> KernelTableParser.parse(json));
+        List<String> where = e.items().stream().map(UnrecognisedRuleException.Item::where).toList();
+        assertEquals(List.of("set cluster-ips", "chain filter-input", "chain nat-prerouting rule 0 (handle 31)",
+                "chain cluster-ips-check rule 0 (handle 39)", "flowtable f"), where, e.getMessage());
+        assertTrue(e.getMessage().contains("statement counter"), e.getMessage());
+        assertTrue(e.getMessage().contains("{\"counter\": {\"packets\": 0, \"bytes\": 0}}"), e.getMessage());
+        assertTrue(e.getMessage().contains("base chain policy drop"), e.getMessage());
+        assertTrue(e.getMessage().contains("unknown properties [gc-interval]"), e.getMessage());
+        assertEquals(List.of("chain nat-prerouting: missing rule 0: `jump services`",
+                        "chain cluster-ips-check: missing rule 0: `ip daddr @cluster-ips reject comment \"Reject traffic to invalid ports of ClusterIPs\"`"),
+                TableComparison.diff(parseResource("no-endpoints.ip.json"), e.partialTable()));
+    }
+
+    @Test
+    void partialTableKeepsWhatWasUnderstood() throws Exception {
+        String json = resource("no-endpoints.ip.json").replace(
+                "\"chain\": \"nat-prerouting\", \"handle\": 31, \"expr\": [",
+                "\"chain\": \"nat-prerouting\", \"handle\": 31, \"expr\": [{\"counter\": {\"packets\": 0, \"bytes\": 0}}, ");
+        UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class, () -> KernelTableParser.parse(json));
+        assertEquals(1, e.items().size());
+        DesiredTable full = parseResource("no-endpoints.ip.json");
+        assertEquals(List.of("chain nat-prerouting: missing rule 0: `jump services`"),
+                TableComparison.diff(full, e.partialTable()));
+    }
+
+    @Test
+    void documentsThatAreNotAListingAreRejected() {
+        assertThrows(Json.JsonException.class, () -> KernelTableParser.parse("{\"nftables\": ["));
+        assertMessage("{}", "not an nft JSON listing: no \"nftables\" array");
+        assertMessage("[]", "not an nft JSON listing: document is not an object: []");
+        assertMessage("{\"nftables\": [{\"metainfo\": {\"json_schema_version\": 2}}]}", "unsupported nft JSON schema 2");
+        assertMessage("{\"nftables\": [{\"metainfo\": {\"json_schema_version\": 1}}]}", "no table in the listing");
+        assertMessage("{\"nftables\": [{\"table\": {\"family\": \"ip\", \"name\": \"filter\", \"handle\": 1}}]}",
+                "table filter is not kube-proxy");
+        assertMessage("{\"nftables\": [{\"table\": {\"family\": \"inet\", \"name\": \"kube-proxy\", \"handle\": 1}}]}",
+                "table family inet is neither ip nor ip6");
+        assertMessage("{\"nftables\": [{\"table\": {\"family\": \"ip\", \"name\": \"kube-proxy\"}}, "
+                        + "{\"chain\": {\"family\": \"ip6\", \"table\": \"kube-proxy\", \"name\": \"c\"}}]}",
+                "chain of another table: {\"family\": \"ip6\", \"table\": \"kube-proxy\", \"name\": \"c\"}");
+    }
+
+    private static void assertMessage(String json, String message) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> KernelTableParser.parse(json));
+        assertEquals(message, e.getMessage());
+    }
+
+    private static Set<String> rulesAndElements(String script) {
+        Set<String> out = new TreeSet<>();
+        script.lines().filter(l -> l.startsWith("add rule ") || l.startsWith("add element ")).forEach(out::add);
+        return out;
+    }
+
+    static DesiredTable parseResource(String name) throws Exception {
+        return KernelTableParser.parse(resource(name));
+    }
+
+    static String resource(String name) throws IOException {
+        try (InputStream in = KernelTableParserTest.class.getResourceAsStream("/kernel-json/" + name)) {
+            if (in == null) throw new IOException("no test resource " + name);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    private static Rule rule(String chain, List<Match> m, List<Statement> s, String comment) {
+        return new Rule(chain, m, s, comment);
+    }
+
+    private static Statement.Target target(String ip, int port) { return new Statement.Target(IpAddress.parse(ip), port); }
+
+    private static Value addr(String ip) { return new Value.Addr(IpAddress.parse(ip)); }
+
+    private static List<IpPrefix> p(String... s) { return Arrays.stream(s).map(IpPrefix::parse).toList(); }
+}
