@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import java.io.IOException;
 import java.util.Locale;
 
 /**
@@ -44,4 +45,22 @@ public final class NftClients {
     }
 
     public static Selection create(String mode) { return create(Mode.parse(mode)); }
+
+    /**
+     * A client bound to the named network namespace ({@code /run/netns/NAME}): the library client on a thread that
+     * joined it, or {@code ip netns exec NAME nft}. The JVM's other threads stay where they are.
+     */
+    public static Selection createInNamespace(Mode mode, String netns) throws IOException {
+        if (mode == Mode.EXEC) {
+            return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT),
+                    "nft mode exec: running the nft binary in netns " + netns);
+        }
+        if (NftLibrary.isAvailable()) {
+            return new Selection(LibNftablesClient.inNamespace(netns), "nft mode " + mode.flagValue()
+                    + ": libnftables loaded in-process (" + NftLibrary.SONAME + "), netns " + netns);
+        }
+        if (mode == Mode.LIBRARY) NftLibrary.get();
+        return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT), "nft mode auto: libnftables "
+                + "unavailable (" + NftLibrary.unavailabilityCause() + "), falling back to the nft binary in netns " + netns);
+    }
 }

@@ -76,4 +76,16 @@ class NftLibraryTest {
             assertTrue(c instanceof ExecNftClient);
         }
     }
+
+    @Test
+    void autoInANamespaceBindsTheClientThere() throws Exception {
+        io.nftproxy.netlink.ScratchNetns.assumeKernelTests();
+        try (io.nftproxy.netlink.ScratchNetns ns = io.nftproxy.netlink.ScratchNetns.create()) {
+            NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name());
+            try (NftClient c = s.client()) {
+                assertTrue(s.reason().contains(ns.name()), s.reason());
+                assertNull(c.listTableJson(io.nftproxy.proxy.IpFamily.IPV4));
+            }
+        }
+    }
 }
