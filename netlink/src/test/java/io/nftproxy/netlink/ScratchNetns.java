@@ -23,7 +23,7 @@ public final class ScratchNetns implements AutoCloseable {
 
     private ScratchNetns(String name) { this.name = name; }
 
-    public static ScratchNetns create() throws Exception {
+    public static ScratchNetns create() throws IOException {
         String name = "nftp-nl-" + ProcessHandle.current().pid() + "-" + SEQ.incrementAndGet();
         run("ip", "netns", "add", name);
         return new ScratchNetns(name);
@@ -32,25 +32,25 @@ public final class ScratchNetns implements AutoCloseable {
     public String name() { return name; }
 
     /** Runs {@code ip -n NAME args...}. */
-    public String ip(String... args) throws Exception {
+    public String ip(String... args) throws IOException {
         List<String> argv = new ArrayList<>(List.of("ip", "-n", name));
         argv.addAll(List.of(args));
         return run(argv.toArray(String[]::new));
     }
 
     /** Runs {@code ip netns exec NAME argv...}. */
-    public String exec(String... argv) throws Exception {
+    public String exec(String... argv) throws IOException {
         List<String> a = new ArrayList<>(List.of("ip", "netns", "exec", name));
         a.addAll(List.of(argv));
         return run(a.toArray(String[]::new));
     }
 
-    @Override public void close() throws Exception {
+    @Override public void close() throws IOException {
         run("ip", "netns", "delete", name);
     }
 
     /** Runs a command (no shell) with a bounded wait; fails unless it exits 0; returns stdout. */
-    public static String run(String... argv) throws Exception {
+    public static String run(String... argv) throws IOException {
         Path err = Files.createTempFile("nftp-nl-", ".err");
         try {
             Process p = new ProcessBuilder(argv).redirectError(err.toFile()).start();
@@ -64,6 +64,9 @@ public final class ScratchNetns implements AutoCloseable {
                 throw new IOException(String.join(" ", argv) + ": exit " + p.exitValue() + ": " + Files.readString(err));
             }
             return new String(out, StandardCharsets.UTF_8);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(String.join(" ", argv) + ": interrupted", e);
         } finally {
             Files.deleteIfExists(err);
         }
