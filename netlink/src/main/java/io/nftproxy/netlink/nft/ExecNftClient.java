@@ -1,0 +1,170 @@
+package io.nftproxy.netlink.nft;
+
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.IpFamily;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * {@link NftClient} that runs the {@code nft} binary: {@code nft -f -} with the script on stdin. The fallback
+ * when libnftables cannot be loaded, and the safer choice if a libnftables bug could crash the JVM. No shell is
+ * involved: the command is an argument vector.
+ *
+ * <p>A command prefix puts {@code nft} behind another program, e.g. {@code ip netns exec NAME nft} for tests.
+ * Each call is bounded by the timeout; a process that overruns is killed and the call fails with kind FAILED.
+ * Stateless apart from the cached capabilities, so safe to share between threads.
+ */
+public final class ExecNftClient implements NftClient {
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+    private static final long DRAIN_MILLIS = 2_000;
+
+    /** Pumps stdin, stdout and stderr of the child; daemon threads, created on demand and reaped when idle. */
+    private static final ExecutorService PUMPS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "nft-exec-pump");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final List<String> nft;
+    private final Duration timeout;
+    private volatile Capabilities capabilities;
+
+    /** @param nft the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]} */
+    public ExecNftClient(List<String> nft, Duration timeout) {
+        if (nft.isEmpty()) throw new IllegalArgumentException("empty nft command");
+        if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout " + timeout);
+        this.nft = List.copyOf(nft);
+        this.timeout = timeout;
+    }
+
+    /** {@code nft} from PATH with the default timeout. */
+    public ExecNftClient() { this(List.of("nft"), DEFAULT_TIMEOUT); }
+
+    /** {@code ip netns exec NAME nft}: nft inside a named network namespace. */
+    public static ExecNftClient inNamespace(String netns, Duration timeout) {
+        return new ExecNftClient(List.of("ip", "netns", "exec", netns, "nft"), timeout);
+    }
+
+    @Override public void apply(Transaction tx) {
+        if (tx.isEmpty()) return;
+        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + DesiredTable.TABLE_NAME;
+        run(tx.script(capabilities()), context, "-f", "-");
+    }
+
+    @Override public String listTableJson(IpFamily family) {
+        try {
+            return run(null, "list table", "-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+        } catch (NftException e) {
+            if (e.isNotFound()) return null;
+            throw e;
+        }
+    }
+
+    @Override public Capabilities capabilities() {
+        Capabilities c = capabilities;
+        if (c == null) {
+            c = CapabilitiesProbe.probe(this);
+            capabilities = c;
+        }
+        return c;
+    }
+
+    /** Runs a raw script with {@code nft -f -}; for probes and tests, not for table changes. */
+    public String run(String script) { return run(script, "run nft script", "-f", "-"); }
+
+    /** Validates a raw script with {@code nft -c -f -}; nothing is committed. */
+    public void check(String script) { run(script, "check nft script", "-c", "-f", "-"); }
+
+    /** The version from {@code nft --version} ({@code nftables v1.0.6 (Lester Gooch #5)} gives {@code 1.0.6}). */
+    public String version() {
+        String out = run(null, "nft --version", "--version").strip();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("v(\\d[^\\s]*)").matcher(out);
+        return m.find() ? m.group(1) : out;
+    }
+
+    @Override public String describe() {
+        Capabilities c = capabilities;
+        return "nft subprocess (" + String.join(" ", nft) + (c == null ? "" : ", nft " + c.nftVersion()) + ")";
+    }
+
+    /**
+     * Runs nft with {@code args}, feeding {@code stdin} if non-null, and returns stdout. A non-zero exit becomes an
+     * NftException classified from stderr.
+     */
+    private String run(String stdin, String context, String... args) {
+        List<String> argv = new ArrayList<>(nft);
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        if (stdin == null) pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            NftException n = new NftException(NftException.Kind.FAILED, context + ": could not run " + argv.get(0) + ": "
+                    + e.getMessage(), null, null, 0);
+            n.initCause(e);
+            throw n;
+        }
+        CompletableFuture<Void> in = stdin == null ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(() -> write(p.getOutputStream(), stdin), PUMPS);
+        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()), PUMPS);
+        CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()), PUMPS);
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new NftException(NftException.Kind.FAILED, context + ": " + argv.get(0) + " did not finish within "
+                        + timeout, null, null, 0);
+            }
+            String stderr = err.get(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+            String stdout = out.get(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+            in.get(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
+            if (p.exitValue() != 0) {
+                throw NftException.fromErrorText(context, stderr.isBlank() ? "exit status " + p.exitValue() : stderr);
+            }
+            return stdout;
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw failed(context + ": interrupted", e);
+        } catch (ExecutionException | TimeoutException e) {
+            p.destroyForcibly();
+            throw failed(context + ": could not talk to " + argv.get(0), e);
+        }
+    }
+
+    private static NftException failed(String msg, Exception cause) {
+        NftException n = new NftException(NftException.Kind.FAILED, msg, null, null, 0);
+        n.initCause(cause);
+        return n;
+    }
+
+    private static void write(OutputStream os, String s) {
+        try (os) {
+            os.write(s.getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            // nft exited before reading all of stdin; its exit status and stderr say why.
+        }
+    }
+
+    private static String read(InputStream is) {
+        try (is) {
+            return new String(is.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

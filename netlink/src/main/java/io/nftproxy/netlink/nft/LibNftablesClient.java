@@ -1,0 +1,123 @@
+package io.nftproxy.netlink.nft;
+
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.IpFamily;
+
+import java.io.IOException;
+import java.util.concurrent.Callable;
+
+/**
+ * {@link NftClient} through libnftables in this process: a 1-element transaction costs about 0.2 ms against
+ * about 19 ms for spawning {@code nft}.
+ *
+ * <p><b>Threading:</b> the client owns one {@link NftContext} that lives on one dedicated thread; every call is
+ * handed to that thread and waited for. So the client is safe to share between threads, calls are serialised in
+ * arrival order, and the ctx is never touched by two threads. The dedicated thread is also what lets the client
+ * work in another network namespace ({@link #inNamespace}).
+ */
+public final class LibNftablesClient implements NftClient {
+    private final NetnsThread thread;
+    private final NftContext ctx;
+    private volatile Capabilities capabilities;
+
+    private LibNftablesClient(NetnsThread thread) throws Exception {
+        this.thread = thread;
+        this.ctx = thread.call(NftContext::open);
+    }
+
+    /** A client for the JVM's own network namespace. */
+    public static LibNftablesClient create() {
+        NetnsThread t = NetnsThread.host("nft-ctx");
+        return construct(t);
+    }
+
+    /**
+     * A client whose ctx was created on, and whose every call runs on, a thread that joined
+     * {@code /run/netns/NAME}. The rest of the JVM stays in its namespace.
+     */
+    public static LibNftablesClient inNamespace(String netns) throws IOException {
+        NetnsThread t = NetnsThread.start(netns);
+        return construct(t);
+    }
+
+    private static LibNftablesClient construct(NetnsThread t) {
+        try {
+            return new LibNftablesClient(t);
+        } catch (Exception e) {
+            t.close();
+            throw rethrow(e, "open libnftables context");
+        }
+    }
+
+    @Override public void apply(Transaction tx) {
+        if (tx.isEmpty()) return;
+        String script = tx.script(capabilities());
+        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + DesiredTable.TABLE_NAME;
+        on(() -> {
+            try {
+                return ctx.run(script);
+            } catch (NftException e) {
+                throw NftException.fromErrorText(context, e.errorText());
+            }
+        });
+    }
+
+    @Override public String listTableJson(IpFamily family) {
+        try {
+            return on(() -> ctx.listJson("table " + family.nftFamily() + " " + DesiredTable.TABLE_NAME));
+        } catch (NftException e) {
+            if (e.isNotFound()) return null;
+            throw e;
+        }
+    }
+
+    @Override public Capabilities capabilities() {
+        Capabilities c = capabilities;
+        if (c == null) {
+            c = on(() -> CapabilitiesProbe.probe(ctx));
+            capabilities = c;
+        }
+        return c;
+    }
+
+    /** Runs a raw script through this client's ctx; for probes and tests, not for table changes. */
+    public String run(String script) { return on(() -> ctx.run(script)); }
+
+    /** Validates a raw script as {@code nft -c} does; nothing is committed. */
+    public void check(String script) { on(() -> { ctx.check(script); return null; }); }
+
+    @Override public String describe() {
+        String ns = thread.netns() == null ? "host netns" : "netns " + thread.netns();
+        Capabilities c = capabilities;
+        return "libnftables (" + NftLibrary.SONAME + (c == null ? "" : ", nft " + c.nftVersion()) + ", in-process, " + ns + ")";
+    }
+
+    /** Frees the ctx on its thread and stops the thread. */
+    @Override public void close() {
+        try {
+            thread.call(() -> { ctx.close(); return null; });
+        } catch (Exception e) {
+            // The thread is already gone (closed twice): the ctx went with it.
+        } finally {
+            thread.close();
+        }
+    }
+
+    private <T> T on(Callable<T> c) {
+        try {
+            return thread.call(c);
+        } catch (Exception e) {
+            throw rethrow(e, "libnftables call");
+        }
+    }
+
+    private static RuntimeException rethrow(Exception e, String context) {
+        if (e instanceof RuntimeException r) return r;
+        NftException n = new NftException(NftException.Kind.FAILED, context + ": " + e, null, null, 0);
+        n.initCause(e);
+        return n;
+    }
+}

@@ -1,0 +1,66 @@
+package io.nftproxy.netlink.nft;
+
+import java.io.IOException;
+import java.util.Locale;
+
+/**
+ * Chooses the {@link NftClient} implementation. Semantics of the modes:
+ * <ul>
+ * <li>{@code library}: libnftables in-process, or fail (kind UNSUPPORTED) if it cannot be loaded;</li>
+ * <li>{@code exec}: the {@code nft} binary, always;</li>
+ * <li>{@code auto}: the library when {@link NftLibrary#isAvailable()}, else the binary.</li>
+ * </ul>
+ * The returned {@link Selection#reason()} says why, for the caller to log once at start.
+ */
+public final class NftClients {
+    private NftClients() {}
+
+    public enum Mode {
+        LIBRARY, EXEC, AUTO;
+
+        /** {@code library}, {@code exec} or {@code auto}, case-insensitive. */
+        public static Mode parse(String s) {
+            if (s != null) {
+                for (Mode m : values()) if (m.name().equalsIgnoreCase(s.strip())) return m;
+            }
+            throw new IllegalArgumentException("nft mode: got " + s + ", allowed: library, exec, auto");
+        }
+
+        public String flagValue() { return name().toLowerCase(Locale.ROOT); }
+    }
+
+    /** The client chosen and, in one sentence, why. */
+    public record Selection(NftClient client, String reason) {}
+
+    /** A client for the JVM's own network namespace. */
+    public static Selection create(Mode mode) {
+        if (mode == Mode.EXEC) return new Selection(new ExecNftClient(), "nft mode exec: running the nft binary");
+        if (NftLibrary.isAvailable()) {
+            return new Selection(LibNftablesClient.create(),
+                    "nft mode " + mode.flagValue() + ": libnftables loaded in-process (" + NftLibrary.SONAME + ")");
+        }
+        if (mode == Mode.LIBRARY) NftLibrary.get(); // throws UNSUPPORTED with the cause
+        return new Selection(new ExecNftClient(), "nft mode auto: libnftables unavailable ("
+                + NftLibrary.unavailabilityCause() + "), falling back to the nft binary");
+    }
+
+    public static Selection create(String mode) { return create(Mode.parse(mode)); }
+
+    /**
+     * A client bound to the named network namespace ({@code /run/netns/NAME}): the library client on a thread that
+     * joined it, or {@code ip netns exec NAME nft}. The JVM's other threads stay where they are.
+     */
+    public static Selection createInNamespace(Mode mode, String netns) throws IOException {
+        if (mode == Mode.EXEC) {
+            return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT),
+                    "nft mode exec: running the nft binary in netns " + netns);
+        }
+        if (NftLibrary.isAvailable()) {
+            return new Selection(LibNftablesClient.inNamespace(netns), "nft mode " + mode.flagValue()
+                    + ": libnftables loaded in-process (" + NftLibrary.SONAME + "), netns " + netns);
+        }
+        if (mode == Mode.LIBRARY) NftLibrary.get();
+        return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT), "nft mode auto: libnftables "
+                + "unavailable (" + NftLibrary.unavailabilityCause() + "), falling back to the nft binary in netns " + netns);
+    }
+}

@@ -1,0 +1,121 @@
+package io.nftproxy.netlink.rt;
+
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Lists the interface addresses of the calling thread's network namespace with an rtnetlink {@code RTM_GETADDR}
+ * dump, what {@code ip addr} shows. Run it on a {@link io.nftproxy.netlink.NetnsThread} for another namespace.
+ */
+public final class AddressDump {
+    static final int NLMSG_HDRLEN = 16;
+    static final int NLMSG_ERROR = 2;
+    static final int NLMSG_DONE = 3;
+    static final int RTM_NEWADDR = 20;
+    static final int RTM_GETADDR = 22;
+    static final int NLM_F_REQUEST = 1;
+    static final int NLM_F_DUMP = 0x300;
+    static final int IFA_ADDRESS = 1;
+    static final int IFA_LOCAL = 2;
+    static final int AF_UNSPEC = 0;
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+
+    private static final int RECV_BUFFER = 64 * 1024;
+    private static final int MAX_DATAGRAMS = 100_000;
+    private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final AtomicInteger SEQ = new AtomicInteger((int) (System.nanoTime() & 0x7fff_0000));
+
+    private AddressDump() {}
+
+    /** Every IPv4 and IPv6 address, in the kernel's order. */
+    public static List<InterfaceAddress> dump() throws IOException {
+        int seq = SEQ.incrementAndGet();
+        try (NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_ROUTE)) {
+            s.send(request(seq));
+            List<InterfaceAddress> out = new ArrayList<>();
+            ByteBuffer buf = ByteBuffer.allocateDirect(RECV_BUFFER).order(ByteOrder.nativeOrder());
+            long deadline = System.nanoTime() + TIMEOUT_NANOS;
+            for (int i = 0; i < MAX_DATAGRAMS; i++) {
+                s.receive(buf, deadline);
+                if (parse(buf, seq, out)) return out;
+            }
+            throw new IOException("RTM_GETADDR dump did not end after " + MAX_DATAGRAMS + " datagrams");
+        }
+    }
+
+    /** {@code struct nlmsghdr} + {@code struct ifaddrmsg} asking for all families. */
+    static ByteBuffer request(int seq) {
+        ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + 8).order(ByteOrder.nativeOrder());
+        b.putInt(NLMSG_HDRLEN + 8).putShort((short) RTM_GETADDR).putShort((short) (NLM_F_REQUEST | NLM_F_DUMP))
+                .putInt(seq).putInt(0);
+        b.put((byte) AF_UNSPEC).put((byte) 0).put((byte) 0).put((byte) 0).putInt(0); // family, prefixlen, flags, scope, index
+        return b.flip();
+    }
+
+    /**
+     * Parses one datagram of the dump into {@code out}; true once {@code NLMSG_DONE} arrived. Messages with another
+     * sequence number are skipped.
+     */
+    static boolean parse(ByteBuffer buf, int seq, List<InterfaceAddress> out) throws IOException {
+        int pos = 0;
+        int end = buf.limit();
+        while (pos + NLMSG_HDRLEN <= end) {
+            int len = buf.getInt(pos);
+            int type = buf.getShort(pos + 4) & 0xffff;
+            int msgSeq = buf.getInt(pos + 8);
+            if (len < NLMSG_HDRLEN || pos + len > end) throw new IOException("malformed netlink message, length " + len);
+            if (msgSeq == seq) {
+                if (type == NLMSG_DONE) return true;
+                if (type == NLMSG_ERROR) {
+                    int err = buf.getInt(pos + NLMSG_HDRLEN);
+                    if (err != 0) throw NetlinkSocket.error("RTM_GETADDR", -err);
+                } else if (type == RTM_NEWADDR) {
+                    InterfaceAddress a = address(buf, pos + NLMSG_HDRLEN, pos + len);
+                    if (a != null) out.add(a);
+                }
+            }
+            pos += align(len);
+        }
+        return false;
+    }
+
+    /** {@code struct ifaddrmsg} then attributes; IFA_LOCAL wins over IFA_ADDRESS (the peer on point-to-point links). */
+    private static InterfaceAddress address(ByteBuffer buf, int at, int end) {
+        int family = buf.get(at) & 0xff;
+        int prefixLen = buf.get(at + 1) & 0xff;
+        int scope = buf.get(at + 3) & 0xff;
+        int ifindex = buf.getInt(at + 4);
+        IpFamily f = family == AF_INET ? IpFamily.IPV4 : family == AF_INET6 ? IpFamily.IPV6 : null;
+        if (f == null) return null;
+        byte[] local = null;
+        byte[] address = null;
+        int pos = at + 8;
+        while (pos + 4 <= end) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int atype = buf.getShort(pos + 2) & 0x3fff; // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
+            if (alen < 4 || pos + alen > end) break;
+            if (atype == IFA_LOCAL || atype == IFA_ADDRESS) {
+                byte[] v = new byte[alen - 4];
+                buf.get(pos + 4, v);
+                if (v.length == f.bits() / 8) {
+                    if (atype == IFA_LOCAL) local = v;
+                    else address = v;
+                }
+            }
+            pos += align(alen);
+        }
+        byte[] a = local != null ? local : address;
+        return a == null ? null : new InterfaceAddress(ifindex, f, IpAddress.of(a), prefixLen, scope);
+    }
+
+    private static int align(int len) { return (len + 3) & ~3; }
+}

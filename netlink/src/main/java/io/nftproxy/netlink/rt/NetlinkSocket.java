@@ -1,0 +1,86 @@
+package io.nftproxy.netlink.rt;
+
+import io.nftproxy.netlink.NamespaceLibC;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * A bound AF_NETLINK socket, in the network namespace of the thread that opened it (see
+ * {@link io.nftproxy.netlink.NetnsThread}). Not thread-safe; one request/response exchange at a time.
+ */
+public final class NetlinkSocket implements AutoCloseable {
+    private static final int SOCKADDR_NL_SIZE = 12;
+
+    private final NetlinkLibC libc = NetlinkLibC.Holder.LIBC;
+    private int fd;
+
+    private NetlinkSocket(int fd) { this.fd = fd; }
+
+    /** Opens and binds a netlink socket of {@code protocol} ({@link NetlinkLibC#NETLINK_ROUTE}, ...). */
+    public static NetlinkSocket open(int protocol) throws IOException {
+        NetlinkLibC libc = NetlinkLibC.Holder.LIBC;
+        int fd = libc.socket(NetlinkLibC.AF_NETLINK, NetlinkLibC.SOCK_RAW | NetlinkLibC.SOCK_CLOEXEC, protocol);
+        if (fd < 0) throw error("socket(AF_NETLINK, " + protocol + ")", NetlinkLibC.Holder.errno());
+        NetlinkSocket s = new NetlinkSocket(fd);
+        try {
+            // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
+            // nl_pid 0: the kernel assigns a unique port id.
+            ByteBuffer addr = ByteBuffer.allocateDirect(SOCKADDR_NL_SIZE).order(ByteOrder.nativeOrder());
+            addr.putShort((short) NetlinkLibC.AF_NETLINK).putShort((short) 0).putInt(0).putInt(0).flip();
+            if (libc.bind(fd, addr, SOCKADDR_NL_SIZE) != 0) throw error("bind(netlink)", NetlinkLibC.Holder.errno());
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
+        return s;
+    }
+
+    /** Sends the buffer's remaining bytes as one datagram. */
+    public void send(ByteBuffer msg) throws IOException {
+        int len = msg.remaining();
+        long n = libc.send(live(), msg, len, 0);
+        if (n < 0) throw error("send(netlink)", NetlinkLibC.Holder.errno());
+        if (n != len) throw new IOException("send(netlink): short write " + n + " of " + len);
+    }
+
+    /**
+     * Receives one datagram into {@code buf} (cleared first; on return positioned at 0 with the limit at the
+     * datagram's end), waiting at most until {@code deadlineNanos} ({@link System#nanoTime()} scale).
+     * Polls non-blocking so no call can hang: netlink replies to a request arrive within microseconds.
+     */
+    public void receive(ByteBuffer buf, long deadlineNanos) throws IOException {
+        int fd = live();
+        long pause = 20_000; // ns; doubles up to 1 ms
+        while (true) {
+            buf.clear();
+            long n = libc.recv(fd, buf, buf.capacity(), NetlinkLibC.MSG_DONTWAIT | NetlinkLibC.MSG_TRUNC);
+            if (n >= 0) {
+                if (n > buf.capacity()) throw new IOException("netlink message of " + n + " bytes truncated to " + buf.capacity());
+                buf.limit((int) n);
+                return;
+            }
+            int errno = NetlinkLibC.Holder.errno();
+            if (errno != NetlinkLibC.EAGAIN && errno != NetlinkLibC.EINTR) throw error("recv(netlink)", errno);
+            if (System.nanoTime() - deadlineNanos > 0) throw new IOException("recv(netlink): no reply before the deadline");
+            java.util.concurrent.locks.LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, 1_000_000);
+        }
+    }
+
+    private int live() throws IOException {
+        if (fd < 0) throw new IOException("netlink socket closed");
+        return fd;
+    }
+
+    static IOException error(String call, int errno) {
+        return new IOException(call + ": " + NamespaceLibC.Holder.describe(errno));
+    }
+
+    @Override public void close() {
+        if (fd < 0) return;
+        libc.close(fd);
+        fd = -1;
+    }
+}
