@@ -219,7 +219,7 @@ public final class PacketTracer {
                     return Flow.NEXT;
                 }
                 why.add(detail[0]);
-                if (m instanceof Match.SetLookup l && l.set().equals(HAIRPIN_SET)) hairpinKey = detail[0];
+                if (m instanceof Match.SetLookup l && l.set().equals(HAIRPIN_SET)) hairpinKey = keyText(l.fields()) + " in @" + l.set();
             }
             for (Statement s : r.statements()) {
                 if (s instanceof Statement.MarkOr m) {
