@@ -106,6 +106,8 @@ class PacketFlowTest {
             NodePort without endpoints                   ; default  ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 30083 ; REJECT    ;                                        ;      ; reject-chain
             NodePort on an address outside nodeport-ips  ; default  ; EXTERNAL ; 203.0.113.7      ; 127.0.0.1       ; TCP   ; 30080 ; UNTOUCHED ;                                        ; no   ;
             unknown port on the node                     ; default  ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 22    ; UNTOUCHED ;                                        ; no   ;
+            NodePort eTP=Local no local, from the host   ; default  ; HOST     ; 192.168.0.10     ; 192.168.0.10    ; TCP   ; 30082 ; DNAT      ; 10.0.2.11:8080                         ; yes  ;
+            LB VIP from the host, range excludes node    ; default  ; HOST     ; 192.168.0.10     ; 198.51.100.40   ; TCP   ; 80    ; DROP      ;                                        ;      ; firewall-
             externalIP from off-node                     ; default  ; EXTERNAL ; 203.0.113.7      ; 198.51.100.30   ; TCP   ; 80    ; DNAT      ; 10.0.2.12:8080                         ; yes  ;
             externalIP from a pod                        ; default  ; POD      ; 10.0.1.20        ; 198.51.100.30   ; TCP   ; 80    ; DNAT      ; 10.0.2.12:8080                         ; yes  ;
             LB VIP from an allowed source                ; default  ; EXTERNAL ; 203.0.113.7      ; 198.51.100.40   ; TCP   ; 80    ; DNAT      ; 10.0.2.13:8080                         ; yes  ;
