@@ -80,6 +80,7 @@ class PacketFlowTest {
     private static final Renderer.Rendering DEFAULT = Renderer.upstream().render(snapshot(), TraceFixtures.node());
     private static final Renderer.Rendering MASQ_ALL = Renderer.upstream().render(snapshot(), TraceFixtures.node(true));
     private static final Renderer.Rendering MATCH_ALL = Renderer.upstream().render(snapshot(), TraceFixtures.nodeMatchAll());
+    private static final Renderer.Rendering NO_DETECTOR = Renderer.upstream().render(snapshot(), TraceFixtures.nodeWithoutDetector());
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = ';', textBlock = """
@@ -133,6 +134,10 @@ class PacketFlowTest {
             MatchAll NodePort on loopback is not served  ; matchall ; HOST     ; 127.0.0.1        ; 127.0.0.1       ; TCP   ; 30080 ; UNTOUCHED ;                                        ; no   ;
             MatchAll NodePort without endpoints          ; matchall ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 30083 ; REJECT    ;                                        ;      ; reject-chain
             MatchAll NodePort eTP=Local no local         ; matchall ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 30082 ; DROP      ;                                        ;      ; nodeport-endpoints-check
+            no detector: ClusterIP from off-node         ; nodetect ; EXTERNAL ; 203.0.113.7      ; 172.30.0.10     ; TCP   ; 80    ; DNAT      ; 10.0.1.5:8080|10.0.2.7:8080            ; no   ;
+            no detector: ClusterIP from the host         ; nodetect ; HOST     ; 192.168.0.10     ; 172.30.0.10     ; TCP   ; 80    ; DNAT      ; 10.0.1.5:8080|10.0.2.7:8080            ; no   ;
+            no detector: hairpin still masquerades       ; nodetect ; POD      ; 10.0.1.5         ; 172.30.0.10     ; TCP   ; 80    ; DNAT      ; 10.0.1.5:8080|10.0.2.7:8080            ; 10.0.1.5:8080=yes|10.0.2.7:8080=no ;
+            no detector: eTP=Local NodePort from a pod   ; nodetect ; POD      ; 10.0.1.20        ; 192.168.0.10    ; TCP   ; 30081 ; DNAT      ; 10.0.1.7:8080                          ; no   ;
             IPv6 ClusterIP from a pod                    ; default  ; POD      ; fd00:10::1:20    ; fd00:172:30::10 ; TCP   ; 80    ; DNAT      ; [fd00:10::1:5]:8080|[fd00:10::2:7]:8080 ; no   ;
             IPv6 ClusterIP from off-node                 ; default  ; EXTERNAL ; 2001:db8::7      ; fd00:172:30::10 ; TCP   ; 80    ; DNAT      ; [fd00:10::1:5]:8080|[fd00:10::2:7]:8080 ; yes  ;
             IPv6 hairpin                                 ; default  ; POD      ; fd00:10::1:5     ; fd00:172:30::10 ; TCP   ; 80    ; DNAT      ; [fd00:10::1:5]:8080|[fd00:10::2:7]:8080 ; [fd00:10::1:5]:8080=yes|[fd00:10::2:7]:8080=no ;
@@ -147,6 +152,7 @@ class PacketFlowTest {
             case "default" -> { rendering = DEFAULT; node = TraceFixtures.node(); }
             case "masqall" -> { rendering = MASQ_ALL; node = TraceFixtures.node(true); }
             case "matchall" -> { rendering = MATCH_ALL; node = TraceFixtures.nodeMatchAll(); }
+            case "nodetect" -> { rendering = NO_DETECTOR; node = TraceFixtures.nodeWithoutDetector(); }
             default -> throw new IllegalArgumentException("node kind " + nodeKind);
         }
         Trace trace = PacketTracer.trace(rendering, node, Packet.of(origin, src, dst, proto, dport));

@@ -41,9 +41,18 @@ final class TraceFixtures {
     static NodeContext nodeMatchAll() { return node(false, List.of()); }
 
     private static NodeContext node(boolean masqueradeAll, List<IpPrefix> nodePortAddresses) {
+        return node(masqueradeAll, nodePortAddresses, List.of(IpPrefix.parse("10.0.0.0/8"), IpPrefix.parse("fd00:10::/64")));
+    }
+
+    /** node-a without a cluster CIDR: no local-traffic detector, so no "from outside cluster" masquerade. */
+    static NodeContext nodeWithoutDetector() {
+        return node(false, List.of(IpPrefix.parse("192.168.0.0/24"), IpPrefix.parse("fd00:192:168::/64")), List.of());
+    }
+
+    private static NodeContext node(boolean masqueradeAll, List<IpPrefix> nodePortAddresses, List<IpPrefix> clusterCidrs) {
         return new NodeContext(NODE, "zone-a",
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_IP6)),
-                List.of(IpPrefix.parse("10.0.0.0/8"), IpPrefix.parse("fd00:10::/64")),
+                clusterCidrs,
                 nodePortAddresses,
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_IP6), IpAddress.parse("127.0.0.1"),
                         IpAddress.parse("::1")),
