@@ -1,7 +1,7 @@
 package io.nftproxy.source;
 
 /** An object whose fields do not have the API's types: a string where a number belongs, a list where a map belongs. */
-final class ManifestFormatException extends RuntimeException {
+public final class ManifestFormatException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final String field;
 
@@ -10,5 +10,5 @@ final class ManifestFormatException extends RuntimeException {
         this.field = field;
     }
 
-    String field() { return field; }
+    public String field() { return field; }
 }
