@@ -37,7 +37,8 @@ import java.util.stream.Collectors;
  *
  * <p>Paths: POD and EXTERNAL enter at prerouting; routing then sends a (possibly DNATed) destination that is a local
  * address to input (where the trace ends, at the socket) and anything else to forward and postrouting. HOST enters
- * at output and leaves through postrouting. Only this table's base chains are modelled, not other tables' rules.
+ * at output and goes through postrouting; to a local address it then loops back to input. Only this table's base
+ * chains are modelled, not other tables' rules.
  */
 public final class PacketTracer {
     /** Jump/goto nesting beyond which the table is taken to loop; kube-proxy's own tables nest at most 4 deep. */
@@ -143,8 +144,18 @@ public final class PacketTracer {
             String delivery;
             if (packet.origin() == Origin.HOST) {
                 if (!hook("output")) return finish(null);
-                delivery = isLocal(dst) ? "to a local socket over loopback" : "sent out of the node";
                 if (!hook("postrouting")) return finish(null);
+                if (isLocal(dst)) {
+                    // Looped back through lo, the first packet keeps its conntrack entry, still new, so filter-input
+                    // sees it: a host's connection to its own NodePort without endpoints is rejected there (checked
+                    // on kernel 6.18). nat chains do not run again; prerouting's filter chain re-checks firewall-ips,
+                    // which output already passed for this daddr.
+                    note(null, "routing: " + dst + " is a local address -> over loopback to the input path");
+                    if (!hook("input")) return finish(null);
+                    delivery = "to a local socket over loopback";
+                } else {
+                    delivery = "sent out of the node";
+                }
             } else {
                 if (!hook("prerouting")) return finish(null);
                 if (isLocal(dst)) {

@@ -105,6 +105,7 @@ class PacketFlowTest {
             NodePort eTP=Local no local endpoints        ; default  ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 30082 ; DROP      ;                                        ;      ; nodeport-endpoints-check
             NodePort eTP=Local no local, from a pod      ; default  ; POD      ; 10.0.1.20        ; 192.168.0.10    ; TCP   ; 30082 ; DNAT      ; 10.0.2.11:8080                         ; no   ;
             NodePort without endpoints                   ; default  ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 30083 ; REJECT    ;                                        ;      ; reject-chain
+            NodePort without endpoints from the host     ; default  ; HOST     ; 192.168.0.10     ; 192.168.0.10    ; TCP   ; 30083 ; REJECT    ;                                        ;      ; reject-chain
             NodePort on an address outside nodeport-ips  ; default  ; EXTERNAL ; 203.0.113.7      ; 127.0.0.1       ; TCP   ; 30080 ; UNTOUCHED ;                                        ; no   ;
             unknown port on the node                     ; default  ; EXTERNAL ; 203.0.113.7      ; 192.168.0.10    ; TCP   ; 22    ; UNTOUCHED ;                                        ; no   ;
             NodePort eTP=Local no local, from the host   ; default  ; HOST     ; 192.168.0.10     ; 192.168.0.10    ; TCP   ; 30082 ; DNAT      ; 10.0.2.11:8080                         ; yes  ;

@@ -8,6 +8,8 @@ public final class ExitCodes {
     public static final int INPUT_UNREADABLE = 1;
     /** A flag or its value was wrong; nothing was done. */
     public static final int USAGE = 2;
+    /** {@code trace} could not follow the packet to an end (a jump loop or too many paths in the table). */
+    public static final int UNTRACEABLE = 3;
 
     private ExitCodes() {}
 }

@@ -13,16 +13,20 @@ import java.util.concurrent.Callable;
 
 /**
  * The top-level {@code nftproxy} command. Each subcommand is its own small class; the offline ones share
- * {@link NodeOptions} as a mixin, so a new one (a packet tracer, say) gets the same flags and loading for free.
+ * {@link NodeOptions} as a mixin, so they all take the same flags and load the same way.
  */
 @Command(name = "nftproxy",
         mixinStandardHelpOptions = true,
         versionProvider = NftproxyCommand.Version.class,
-        subcommands = {RenderCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {RenderCommand.class, TraceCommand.class, CommandLine.HelpCommand.class},
         description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
                 ""},
-        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag.",
-                "", "Start with:  nftproxy render --manifests examples --hostname-override k8s-node-1"})
+        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing),",
+                "2 invalid flag, 3 trace could not follow the packet to an end.",
+                "", "Start with:",
+                "  nftproxy render --manifests examples --hostname-override k8s-node-1",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80"})
 public final class NftproxyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

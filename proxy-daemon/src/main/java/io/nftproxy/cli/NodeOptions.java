@@ -18,6 +18,9 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -123,6 +126,15 @@ public final class NodeOptions {
         }
         for (Diagnostic d : setup.nodeDiagnostics()) err.println("warning: " + d);
         for (String n : setup.notes()) err.println("warning: " + n);
+    }
+
+    /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
+    public String unreadable(IOException e) {
+        if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
+            return "nftproxy: --manifests " + manifests + ": no such directory";
+        }
+        if (e instanceof AccessDeniedException) return "nftproxy: --manifests " + manifests + ": permission denied";
+        return "nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")";
     }
 
     private void validateFlags() {

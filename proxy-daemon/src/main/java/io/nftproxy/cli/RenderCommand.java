@@ -13,9 +13,6 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -68,14 +65,8 @@ public final class RenderCommand implements Callable<Integer> {
         NodeOptions.NodeSetup setup;
         try {
             setup = nodeOptions.resolve();
-        } catch (NoSuchFileException | NotDirectoryException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": no such directory");
-            return ExitCodes.INPUT_UNREADABLE;
-        } catch (AccessDeniedException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": permission denied");
-            return ExitCodes.INPUT_UNREADABLE;
         } catch (IOException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": cannot be read (" + e.getMessage() + ")");
+            err.println(nodeOptions.unreadable(e));
             return ExitCodes.INPUT_UNREADABLE;
         }
         nodeOptions.report(setup, err);

@@ -1,0 +1,132 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.Protocol;
+import io.nftproxy.render.Renderer;
+import io.nftproxy.trace.Origin;
+import io.nftproxy.trace.Packet;
+import io.nftproxy.trace.PacketTracer;
+import io.nftproxy.trace.Trace;
+import io.nftproxy.trace.TraceException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code nftproxy trace}: renders the table for one node, as {@code render} does, and walks the first packet of a
+ * new connection through it: chain by chain, where it goes (DNAT targets, masquerade, REJECT, DROP, untouched)
+ * and why. Needs no kernel and changes nothing. Stdout carries the origin line and the trace; warnings go to
+ * stderr.
+ */
+@Command(name = "trace",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        showDefaultValues = false,
+        description = {"Show where the first packet of a new connection goes through the kube-proxy table of one node.",
+                "",
+                "Renders the table from a directory of manifests exactly as 'nftproxy render' does (same node flags), "
+                        + "then follows the packet hook by hook and chain by chain: each rule, whether it matched and "
+                        + "why, every random endpoint pick as its own branch, and a final verdict: DNAT to which "
+                        + "endpoints and whether the connection is masqueraded, REJECT, DROP, or UNTOUCHED (no rule of "
+                        + "this table changes it). Needs no kernel and changes nothing. The trace assumes the client's "
+                        + "first connection: session-affinity sets are empty.",
+                ""},
+        footer = {"", "Examples (the shipped examples/ directory; node k8s-node-1 is 192.168.10.20):",
+                "  # a pod calls the ClusterIP of demo/hello:",
+                "  # DNAT to one of its 3 endpoints, no masquerade",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --cluster-cidr 172.20.0.0/16 \\",
+                "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80",
+                "  # a LAN client opens NodePort 31950 of demo/hello-lb (eTP Local):",
+                "  # DNAT to the local endpoint only, client address kept",
+                "  nftproxy trace ... --src 192.168.10.50 --dst 192.168.10.20 \\",
+                "      --proto tcp --dport 31950",
+                "  # a client outside its loadBalancerSourceRanges opens the LB IP: DROP",
+                "  nftproxy trace ... --src 203.0.113.7 --dst 192.168.10.240 \\",
+                "      --proto tcp --dport 80",
+                "  # a pod on k8s-node-2 whose packet arrives over the network: say so,",
+                "  # since its address alone would make it a local pod",
+                "  nftproxy trace ... --src 172.20.172.9 --dst 10.105.101.118 \\",
+                "      --proto tcp --dport 80 --from external",
+                "",
+                "Exit codes: 0 traced (whatever the verdict), 1 --manifests missing or",
+                "unreadable, 2 invalid flag, 3 the table could not be traced to an end."})
+public final class TraceCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    NodeOptions nodeOptions;
+
+    @Option(names = "--src", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+            description = {"Source address of the packet: a pod, a node address, or a client off the node.",
+                    "Example: --src 172.20.211.9"})
+    IpAddress src;
+
+    @Option(names = "--dst", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+            description = {"Destination address: a ClusterIP, an externalIP, a LoadBalancer IP, a node IP (for a "
+                    + "NodePort) or any other address. Same family as --src.", "Example: --dst 10.105.101.118"})
+    IpAddress dst;
+
+    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = TraceConverters.Proto.class,
+            description = {"Transport protocol.", "Example: --proto udp"})
+    Protocol proto;
+
+    @Option(names = "--dport", required = true, paramLabel = "N", converter = TraceConverters.Port.class,
+            description = {"Destination port, 1..65535: the service port, or the NodePort when --dst is a node IP.",
+                    "Example: --dport 30080"})
+    int dport;
+
+    @Option(names = "--from", paramLabel = "external|pod|host", converter = TraceConverters.From.class,
+            description = {"Where the packet enters the node: 'external' (arrives from off the node, enters at "
+                    + "prerouting), 'pod' (sent by a pod on this node, also enters at prerouting), 'host' (sent by "
+                    + "a process on the node, enters at output).",
+                    "Default: 'host' when --src is an address of the node (--node-ip or the Node object) or "
+                            + "loopback, else 'pod' when --src is inside a --cluster-cidr, else 'external'. "
+                            + "The first output line says which was chosen and why."})
+    Origin from;
+
+    @Override public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        if (src.family() != dst.family()) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
+                    + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
+        }
+        NodeOptions.NodeSetup setup;
+        try {
+            setup = nodeOptions.resolve();
+        } catch (IOException e) {
+            err.println(nodeOptions.unreadable(e));
+            return ExitCodes.INPUT_UNREADABLE;
+        }
+        nodeOptions.report(setup, err);
+        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
+        for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
+
+        OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, setup.node());
+        String mismatch = origin.mismatch(src, setup.node());
+        if (mismatch != null) err.println("warning: " + mismatch);
+        Trace trace;
+        try {
+            trace = PacketTracer.trace(rendering, setup.node(), new Packet(src, dst, proto, dport, origin.origin()));
+        } catch (TraceException e) {
+            err.println("nftproxy: trace: " + e.getMessage());
+            err.flush();
+            return ExitCodes.UNTRACEABLE;
+        }
+        out.println("origin: " + origin.flagValue() + " (" + origin.reason() + ")");
+        out.print(trace.render());
+        out.flush();
+        err.flush();
+        return ExitCodes.OK;
+    }
+}
