@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongConsumer;
 
 /**
  * {@link NftClient} that runs the {@code nft} binary: {@code nft -f -} with the script on stdin. The fallback
@@ -41,14 +42,24 @@ public final class ExecNftClient implements NftClient {
 
     private final List<String> nft;
     private final Duration timeout;
+    private final LongConsumer childStarted;
     private volatile Capabilities capabilities;
 
     /** @param nft the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]} */
-    public ExecNftClient(List<String> nft, Duration timeout) {
+    public ExecNftClient(List<String> nft, Duration timeout) { this(nft, timeout, pid -> {}); }
+
+    /**
+     * @param childStarted told each child's PID after it started and before it is given its script, so before it
+     *                     can commit anything; for telling our commits from others' in the change monitor
+     *                     ({@code OwnProcesses::registerChild}). {@code ip netns exec} execs nft in place, so the PID
+     *                     is nft's.
+     */
+    public ExecNftClient(List<String> nft, Duration timeout, LongConsumer childStarted) {
         if (nft.isEmpty()) throw new IllegalArgumentException("empty nft command");
         if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout " + timeout);
         this.nft = List.copyOf(nft);
         this.timeout = timeout;
+        this.childStarted = java.util.Objects.requireNonNull(childStarted, "childStarted");
     }
 
     /** {@code nft} from PATH with the default timeout. */
@@ -118,6 +129,12 @@ public final class ExecNftClient implements NftClient {
                     + e.getMessage(), null, null, 0);
             n.initCause(e);
             throw n;
+        }
+        try {
+            childStarted.accept(p.pid());
+        } catch (RuntimeException e) {
+            p.destroyForcibly();
+            throw e;
         }
         CompletableFuture<Void> in = stdin == null ? CompletableFuture.completedFuture(null)
                 : CompletableFuture.runAsync(() -> write(p.getOutputStream(), stdin), PUMPS);

@@ -10,7 +10,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Raw libc binding for netlink sockets, names verbatim, no logic. The JDK has no AF_NETLINK and jnr-posix has no
- * {@code socket}/{@code bind}, hence these five.
+ * {@code socket}/{@code bind}/{@code setsockopt}, hence these.
  *
  * <p>Pitfall: jnr-ffi passes a direct ByteBuffer's address <em>at its current position</em>: {@code flip()}
  * before {@code bind}/{@code send}, {@code clear()} before {@code recv}.
@@ -20,16 +20,29 @@ public interface NetlinkLibC {
     int SOCK_RAW = 3;
     int SOCK_CLOEXEC = 0x80000;
     int NETLINK_ROUTE = 0;
+    int NETLINK_NETFILTER = 12;
+    int SOL_SOCKET = 1;
+    int SO_RCVBUF = 8;
+    int SO_RCVTIMEO = 20;
+    int SO_RCVBUFFORCE = 33;
+    int SOL_NETLINK = 270;
+    int NETLINK_ADD_MEMBERSHIP = 1;
     int MSG_DONTWAIT = 0x40;
     int MSG_TRUNC = 0x20;
     int EAGAIN = 11;
     int EINTR = 4;
+    int EPERM = 1;
+    /** On a multicast listener: the kernel dropped notifications because the receive buffer was full. */
+    int ENOBUFS = 105;
 
     @SaveError
     int socket(int domain, int type, int protocol);
 
     @SaveError
     int bind(int sockfd, ByteBuffer addr, int addrlen);
+
+    @SaveError
+    int setsockopt(int sockfd, int level, int optname, ByteBuffer optval, int optlen);
 
     @SaveError
     @ssize_t long send(int sockfd, ByteBuffer buf, @size_t long len, int flags);

@@ -1,7 +1,5 @@
 package io.nftproxy.netlink.rt;
 
-import io.nftproxy.netlink.NamespaceLibC;
-
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -74,8 +72,67 @@ public final class NetlinkSocket implements AutoCloseable {
         return fd;
     }
 
-    static IOException error(String call, int errno) {
-        return new IOException(call + ": " + NamespaceLibC.Holder.describe(errno));
+    /**
+     * Joins multicast group {@code group} (1-based, as the kernel's {@code NFNLGRP_*} and {@code RTNLGRP_*}
+     * constants are). Through the socket option rather than the bind mask, which only reaches groups 1 to 32.
+     */
+    public void joinGroup(int group) throws IOException {
+        ByteBuffer v = intOption(group);
+        if (libc.setsockopt(live(), NetlinkLibC.SOL_NETLINK, NetlinkLibC.NETLINK_ADD_MEMBERSHIP, v, 4) != 0) {
+            throw error("setsockopt(NETLINK_ADD_MEMBERSHIP, " + group + ")", NetlinkLibC.Holder.errno());
+        }
+    }
+
+    /**
+     * Asks for a receive queue of {@code bytes}. A listener needs more than the default (about 200 KiB) to ride
+     * out a burst of notifications. {@code SO_RCVBUFFORCE} passes {@code net.core.rmem_max} with CAP_NET_ADMIN;
+     * without it the plain option is capped by that sysctl, which is still better than the default.
+     */
+    public void setReceiveBuffer(int bytes) throws IOException {
+        int fd = live();
+        if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUFFORCE, intOption(bytes), 4) == 0) return;
+        if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUF, intOption(bytes), 4) != 0) {
+            throw error("setsockopt(SO_RCVBUF, " + bytes + ")", NetlinkLibC.Holder.errno());
+        }
+    }
+
+    /** Bounds each {@link #receiveWaiting} call, so a reader thread notices a stop request within this time. */
+    public void setReceiveTimeout(long millis) throws IOException {
+        if (millis <= 0) throw new IllegalArgumentException("timeout must be positive, got " + millis);
+        // struct timeval { time_t tv_sec; suseconds_t tv_usec; }: two longs on 64-bit Linux
+        ByteBuffer tv = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
+        tv.putLong(millis / 1000).putLong((millis % 1000) * 1000).flip();
+        if (libc.setsockopt(live(), NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVTIMEO, tv, 16) != 0) {
+            throw error("setsockopt(SO_RCVTIMEO)", NetlinkLibC.Holder.errno());
+        }
+    }
+
+    /**
+     * Blocks for one datagram, at most the {@linkplain #setReceiveTimeout receive timeout}. Returns the datagram's
+     * full length (which exceeds the buffer's capacity if it was truncated; the buffer then holds the first part),
+     * or -1 when the timeout passed with nothing to read. A listener that fell behind gets a
+     * {@link NetlinkException} whose {@link NetlinkException#isOverrun()} is true, once; the socket stays usable.
+     */
+    public long receiveWaiting(ByteBuffer buf) throws IOException {
+        int fd = live();
+        buf.clear();
+        long n = libc.recv(fd, buf, buf.capacity(), NetlinkLibC.MSG_TRUNC);
+        if (n >= 0) {
+            buf.limit((int) Math.min(n, buf.capacity()));
+            return n;
+        }
+        int errno = NetlinkLibC.Holder.errno();
+        buf.limit(0);
+        if (errno == NetlinkLibC.EAGAIN || errno == NetlinkLibC.EINTR) return -1;
+        throw error("recv(netlink)", errno);
+    }
+
+    private static ByteBuffer intOption(int value) {
+        return ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder()).putInt(value).flip();
+    }
+
+    static NetlinkException error(String call, int errno) {
+        return new NetlinkException(call, errno);
     }
 
     @Override public void close() {

@@ -1,0 +1,277 @@
+package io.nftproxy.netlink.monitor;
+
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.rt.NetlinkException;
+import io.nftproxy.netlink.rt.NetlinkLibC;
+import io.nftproxy.netlink.rt.NetlinkSocket;
+import io.nftproxy.nft.DesiredTable;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
+
+/**
+ * Watches the kernel's nf_tables change notifications ({@code NFNLGRP_NFTABLES}, what {@code nft monitor}
+ * shows) and tells a {@link TableChangeListener} when a transaction touched {@code table ip kube-proxy} or
+ * {@code table ip6 kube-proxy} and was not ours, so the table can be repaired at once rather than at the next
+ * periodic sync.
+ *
+ * <p>Two daemon threads: a reader that only reads and decodes (it never waits for the listener), and a listener
+ * thread that delivers. When the kernel drops notifications because the socket's queue overflowed
+ * ({@code ENOBUFS}), or the listener falls behind, an {@link TableChange.Origin#UNKNOWN} change is delivered:
+ * whatever happened in the gap, a full resync covers it.
+ *
+ * <p>Every notification in the namespace passes through the reader, our own commits included, so a large own
+ * commit (a cold start) can overrun the queue and cause one unnecessary resync; a bigger
+ * {@linkplain Builder#receiveBufferBytes receive buffer} makes that rarer.
+ *
+ * <p>The subscription is active when {@link Builder#start} returns: any commit after that is seen.
+ */
+public final class NftablesMonitor implements AutoCloseable {
+    /** {@code NFNLGRP_NFTABLES} in {@code linux/netfilter/nfnetlink.h}. */
+    static final int NFNLGRP_NFTABLES = 7;
+    static final int DEFAULT_RECEIVE_BUFFER = 8 << 20;
+    static final int DATAGRAM_BUFFER = 256 << 10;
+    static final int QUEUE_CAPACITY = 1024;
+    /** How long the reader blocks per recv, and so how long {@link #close()} waits for it at most. */
+    static final long POLL_MILLIS = 200;
+
+    private final NetlinkSocket socket;
+    private final TransactionAssembler assembler;
+    private final TableChangeListener listener;
+    private final BlockingQueue<TableChange> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
+    private final AtomicBoolean backlogDropped = new AtomicBoolean();
+    private final AtomicLong overruns = new AtomicLong();
+    private final AtomicLong delivered = new AtomicLong();
+    private final AtomicLong listenerFailures = new AtomicLong();
+    private final Thread reader;
+    private final Thread dispatcher;
+    private final String netns;
+    private final CountDownLatch readerGate;
+    private volatile boolean stopping;
+    private volatile Exception failure;
+
+    private NftablesMonitor(NetlinkSocket socket, Builder b, TableChangeListener listener) {
+        this.socket = socket;
+        this.assembler = new TransactionAssembler(b.table, b.ownPids, b.reportOwn);
+        this.listener = listener;
+        this.netns = b.netns;
+        this.readerGate = b.readerGate;
+        String suffix = netns == null ? "" : "-" + netns;
+        this.reader = new Thread(this::read, "nft-monitor" + suffix);
+        this.dispatcher = new Thread(this::dispatch, "nft-monitor-listener" + suffix);
+        reader.setDaemon(true);
+        dispatcher.setDaemon(true);
+    }
+
+    public static Builder builder() { return new Builder(); }
+
+    /** Options, then {@link #start}. */
+    public static final class Builder {
+        private String netns;
+        private IntPredicate ownPids;
+        private boolean reportOwn;
+        private int receiveBuffer = DEFAULT_RECEIVE_BUFFER;
+        private String table = DesiredTable.TABLE_NAME;
+        private CountDownLatch readerGate;
+
+        private Builder() {}
+
+        /** Watches the namespace {@code /run/netns/NAME} instead of the JVM's. */
+        public Builder netns(String name) { this.netns = name; return this; }
+
+        /** Which committing PIDs are ours; default {@link OwnProcesses#thisProcess()}. */
+        public Builder ownPids(IntPredicate own) { this.ownPids = own; return this; }
+
+        /** Also deliver our own transactions, as {@link TableChange.Origin#OWN}; default false. */
+        public Builder reportOwnChanges(boolean report) { this.reportOwn = report; return this; }
+
+        /** The socket's receive queue; default 8 MiB. */
+        public Builder receiveBufferBytes(int bytes) {
+            if (bytes < 64 << 10) throw new IllegalArgumentException("receive buffer below 64 KiB: " + bytes);
+            this.receiveBuffer = bytes;
+            return this;
+        }
+
+        /** The table name to watch in families ip and ip6; default {@code kube-proxy}. For tests. */
+        Builder table(String name) { this.table = name; return this; }
+
+        /**
+         * Subscribes at start but reads nothing until {@code gate} opens: lets a test fill the socket's queue and
+         * force an overrun, which a fast reader on an idle machine would otherwise avoid.
+         */
+        Builder holdReaderUntil(CountDownLatch gate) { this.readerGate = gate; return this; }
+
+        /**
+         * Opens the socket (in the chosen namespace), subscribes, and starts the threads.
+         *
+         * @throws NetlinkException with the errno if the socket cannot be opened or subscribed ({@code EPERM}
+         *                          without CAP_NET_ADMIN)
+         */
+        public NftablesMonitor start(TableChangeListener listener) throws IOException {
+            if (listener == null) throw new NullPointerException("listener");
+            if (ownPids == null) ownPids = OwnProcesses.thisProcess();
+            NetlinkSocket s = netns == null ? open(receiveBuffer) : openIn(netns, receiveBuffer);
+            NftablesMonitor m = new NftablesMonitor(s, this, listener);
+            m.dispatcher.start();
+            m.reader.start();
+            return m;
+        }
+    }
+
+    private static NetlinkSocket openIn(String netns, int receiveBuffer) throws IOException {
+        try {
+            // A socket belongs to the namespace of the thread that created it, for life: create it there, read anywhere.
+            return NetnsThread.callIn(netns, () -> open(receiveBuffer));
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("open nftables monitor in netns " + netns, e);
+        }
+    }
+
+    private static NetlinkSocket open(int receiveBuffer) throws IOException {
+        NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER);
+        try {
+            s.setReceiveBuffer(receiveBuffer);
+            s.setReceiveTimeout(POLL_MILLIS);
+            s.joinGroup(NFNLGRP_NFTABLES);
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    private void read() {
+        ByteBuffer buf = ByteBuffer.allocateDirect(DATAGRAM_BUFFER).order(ByteOrder.nativeOrder());
+        List<Notification> decoded = new ArrayList<>();
+        try {
+            if (readerGate != null) readerGate.await();
+            while (!stopping) {
+                long n;
+                try {
+                    n = socket.receiveWaiting(buf);
+                } catch (NetlinkException e) {
+                    if (!e.isOverrun()) throw e;
+                    overruns.incrementAndGet();
+                    lost("notifications dropped: netlink socket overrun (ENOBUFS)");
+                    continue;
+                }
+                if (n < 0) continue;
+                if (n > buf.capacity()) {
+                    lost("notification of " + n + " bytes truncated to " + buf.capacity());
+                    continue;
+                }
+                long now = System.nanoTime();
+                decoded.clear();
+                try {
+                    NotificationDecoder.decode(buf, decoded);
+                } catch (IllegalArgumentException e) {
+                    lost(e.getMessage());
+                    continue;
+                }
+                for (Notification note : decoded) {
+                    TableChange c = assembler.accept(note, now);
+                    if (c != null) enqueue(c);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            if (!stopping) failure = e;
+        } catch (InterruptedException e) {
+            // only while held by a test gate: end quietly
+        } finally {
+            socket.close();
+        }
+    }
+
+    private void lost(String why) {
+        assembler.reset();
+        enqueue(TableChange.unknown(why, System.nanoTime()));
+    }
+
+    private void enqueue(TableChange c) {
+        // Never block the reader: a full queue collapses into one UNKNOWN change, which implies a full resync anyway.
+        if (!queue.offer(c)) backlogDropped.set(true);
+    }
+
+    private void dispatch() {
+        while (true) {
+            TableChange c;
+            try {
+                c = queue.poll(POLL_MILLIS, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (c != null) deliver(c);
+            if (backlogDropped.getAndSet(false)) {
+                deliver(TableChange.unknown("listener fell behind; " + QUEUE_CAPACITY + " changes queued", System.nanoTime()));
+            }
+            if (c == null && !reader.isAlive() && queue.isEmpty()) {
+                Exception f = failure;
+                if (f != null && !stopping) notifyFailure(f);
+                return;
+            }
+        }
+    }
+
+    private void deliver(TableChange c) {
+        try {
+            listener.onTableChange(c);
+            delivered.incrementAndGet();
+        } catch (RuntimeException e) {
+            // The listener owns its error handling; one bad delivery must not stop the next.
+            listenerFailures.incrementAndGet();
+        }
+    }
+
+    private void notifyFailure(Exception f) {
+        try {
+            listener.onMonitorFailed(f);
+        } catch (RuntimeException e) {
+            listenerFailures.incrementAndGet();
+        }
+    }
+
+    /** Whether the reader is still reading notifications. */
+    public boolean isRunning() { return reader.isAlive() && !stopping; }
+
+    /** Why the reader stopped, if it failed; null while running or after a clean close. */
+    public Exception failure() { return failure; }
+
+    /** How many times the kernel reported dropped notifications. */
+    public long overruns() { return overruns.get(); }
+
+    /** How many changes the listener accepted without throwing. */
+    public long delivered() { return delivered.get(); }
+
+    /** How many deliveries threw. */
+    public long listenerFailures() { return listenerFailures.get(); }
+
+    /** The namespace watched, or null for the JVM's. */
+    public String netns() { return netns; }
+
+    /**
+     * Stops reading and delivering; returns within about {@value #POLL_MILLIS} ms plus the listener's current
+     * call. Changes still queued are dropped. Idempotent.
+     */
+    @Override public void close() {
+        stopping = true;
+        try {
+            reader.join(POLL_MILLIS * 5);
+            dispatcher.interrupt();
+            dispatcher.join(POLL_MILLIS * 5);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

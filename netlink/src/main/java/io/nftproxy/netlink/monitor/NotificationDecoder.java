@@ -1,0 +1,85 @@
+package io.nftproxy.netlink.monitor;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * Decodes the nf_tables notifications in one netlink datagram: {@code nlmsghdr}, {@code nfgenmsg}, then
+ * attributes. Only what tamper detection needs is read: the table an object message is about and the
+ * generation, PID and process name of {@code NEWGEN}. Pure; messages of other subsystems are skipped.
+ */
+final class NotificationDecoder {
+    static final int NLMSG_HDRLEN = 16;
+    static final int NFGENMSG_LEN = 4;
+    /** {@code NFTA_TABLE_NAME}, {@code NFTA_CHAIN_TABLE}, {@code NFTA_RULE_TABLE}, {@code NFTA_SET_TABLE}, ...: all 1. */
+    static final int NFTA_OBJECT_TABLE = 1;
+    static final int NFTA_GEN_ID = 1;
+    static final int NFTA_GEN_PROC_PID = 2;
+    static final int NFTA_GEN_PROC_NAME = 3;
+    private static final int NLA_TYPE_MASK = 0x3fff; // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
+
+    private NotificationDecoder() {}
+
+    /**
+     * Appends the notifications in {@code buf} (position 0 to limit, native byte order) to {@code out}.
+     *
+     * @throws IllegalArgumentException if a length field points outside the datagram
+     */
+    static void decode(ByteBuffer buf, List<Notification> out) {
+        int pos = 0;
+        int end = buf.limit();
+        while (pos + NLMSG_HDRLEN <= end) {
+            int len = buf.getInt(pos);
+            if (len < NLMSG_HDRLEN || pos + len > end) {
+                throw new IllegalArgumentException("malformed netlink message at offset " + pos + ", length " + len);
+            }
+            NftMessage m = NftMessage.ofWireType(buf.getShort(pos + 4) & 0xffff);
+            if (m != null && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
+                out.add(notification(buf, m, pos + NLMSG_HDRLEN, pos + len));
+            }
+            pos += align(len);
+        }
+    }
+
+    private static Notification notification(ByteBuffer buf, NftMessage m, int at, int end) {
+        int family = buf.get(at) & 0xff;
+        String table = null;
+        long generation = -1;
+        int pid = 0;
+        String name = "";
+        int pos = at + NFGENMSG_LEN;
+        while (pos + 4 <= end) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int type = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            int payload = alen - 4;
+            if (m == NftMessage.NEWGEN) {
+                // NLA_U32 attributes of nf_tables are big-endian (nla_put_be32)
+                if (type == NFTA_GEN_ID && payload == 4) generation = Integer.toUnsignedLong(bigEndianInt(buf, pos + 4));
+                else if (type == NFTA_GEN_PROC_PID && payload == 4) pid = bigEndianInt(buf, pos + 4);
+                else if (type == NFTA_GEN_PROC_NAME) name = string(buf, pos + 4, payload);
+            } else if (type == NFTA_OBJECT_TABLE) {
+                table = string(buf, pos + 4, payload);
+            }
+            pos += align(alen);
+        }
+        return m == NftMessage.NEWGEN ? Notification.generation(generation, pid, name) : Notification.object(m, family, table);
+    }
+
+    /** The four bytes at {@code at} in network order, whatever the buffer's order. */
+    private static int bigEndianInt(ByteBuffer buf, int at) {
+        return (buf.get(at) & 0xff) << 24 | (buf.get(at + 1) & 0xff) << 16 | (buf.get(at + 2) & 0xff) << 8 | (buf.get(at + 3) & 0xff);
+    }
+
+    /** A NUL-terminated netlink string. */
+    private static String string(ByteBuffer buf, int at, int len) {
+        int n = 0;
+        while (n < len && buf.get(at + n) != 0) n++;
+        byte[] b = new byte[n];
+        buf.get(at, b);
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    private static int align(int len) { return (len + 3) & ~3; }
+}
