@@ -1,0 +1,43 @@
+package io.nftproxy.health;
+
+import io.nftproxy.http.Response;
+import io.nftproxy.proxy.IpFamily;
+
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * /livez and /healthz as kube-proxy answers them: 200 when every family is healthy, else 503, with a JSON body
+ * carrying the times; /healthz is also 503 when the node is not eligible (missing, being deleted, or tainted
+ * ToBeDeletedByClusterAutoscaler).
+ */
+public final class HealthResponses {
+    private HealthResponses() {}
+
+    public static Response livez(ProxyHealth.Status s) {
+        return Response.json(s.healthy() ? 200 : 503, body(s, false));
+    }
+
+    public static Response healthz(ProxyHealth.Status s) {
+        return Response.json(s.healthy() && s.eligible() ? 200 : 503, body(s, true));
+    }
+
+    private static String body(ProxyHealth.Status s, boolean withNode) {
+        // As upstream: when healthy, lastUpdated reads as the current time, so a probe shows a fresh value.
+        Instant last = s.healthy() ? s.currentTime() : s.lastUpdated();
+        StringBuilder b = new StringBuilder("{");
+        b.append("\"lastUpdated\": ").append(time(last)).append(", \"currentTime\": ").append(time(s.currentTime()));
+        if (withNode) b.append(", \"nodeEligible\": ").append(s.eligible());
+        b.append(", \"healthy\": ").append(s.healthy()).append(", \"status\": {");
+        boolean first = true;
+        for (Map.Entry<IpFamily, ProxyHealth.FamilyStatus> e : s.families().entrySet()) {
+            if (!first) b.append(", ");
+            first = false;
+            b.append('"').append(e.getKey().apiName()).append("\": {\"lastUpdated\": ").append(time(e.getValue().lastUpdated()))
+                    .append(", \"healthy\": ").append(e.getValue().healthy()).append('}');
+        }
+        return b.append("}}").toString();
+    }
+
+    private static String time(Instant t) { return t == null ? "null" : "\"" + t + "\""; }
+}
