@@ -1,0 +1,81 @@
+package io.nftproxy.health;
+
+import io.nftproxy.http.HttpServer;
+import io.nftproxy.http.Response;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One HTTP server per health-check NodePort, opened and closed as services come and go, at the end of each
+ * successful sync. Each listens on the given addresses (the nodePortAddresses IPs, or the unspecified address when
+ * they match everything). The answer is computed per request from the latest state, so endpoint changes need no
+ * server restart.
+ */
+public final class HealthCheckNodePorts implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(HealthCheckNodePorts.class);
+
+    private final BooleanSupplier proxyHealthy;
+    private final Map<String, ServiceHealth> current = new ConcurrentHashMap<>();
+    private final Map<Integer, List<HttpServer>> servers = new HashMap<>();
+    private final Map<Integer, String> owner = new HashMap<>();
+
+    public HealthCheckNodePorts(BooleanSupplier proxyHealthy) {
+        this.proxyHealthy = proxyHealthy;
+    }
+
+    /** Brings the servers in line with {@code wanted}; a port that cannot be bound is logged and retried next sync. */
+    public synchronized void sync(Map<String, ServiceHealth> wanted, List<InetAddress> listen) {
+        current.clear();
+        current.putAll(wanted);
+        Map<Integer, String> want = new HashMap<>();
+        wanted.forEach((k, v) -> want.putIfAbsent(v.port(), k));
+        for (Integer port : List.copyOf(servers.keySet())) {
+            if (!port.equals(portOf(want, owner.get(port)))) {
+                servers.remove(port).forEach(HttpServer::close);
+                LOG.info("health check nodeport closed port={} service={}", port, owner.remove(port));
+            }
+        }
+        for (Map.Entry<Integer, String> e : want.entrySet()) {
+            if (servers.containsKey(e.getKey())) continue;
+            String svc = e.getValue();
+            List<HttpServer> opened = new ArrayList<>();
+            try {
+                for (InetAddress a : listen) opened.add(HttpServer.start(new InetSocketAddress(a, e.getKey()), path -> respond(svc)));
+                servers.put(e.getKey(), opened);
+                owner.put(e.getKey(), svc);
+                LOG.info("health check nodeport opened port={} service={}", e.getKey(), svc);
+            } catch (Exception ex) {
+                opened.forEach(HttpServer::close);
+                LOG.warn("health check nodeport failed port={} service={} error={}", e.getKey(), svc, ex.toString());
+            }
+        }
+    }
+
+    private static Integer portOf(Map<Integer, String> want, String svc) {
+        for (Map.Entry<Integer, String> e : want.entrySet()) if (e.getValue().equals(svc)) return e.getKey();
+        return null;
+    }
+
+    private Response respond(String svc) {
+        ServiceHealth h = current.get(svc);
+        if (h == null) return Response.text(503, "service gone\n");
+        return h.respond(proxyHealthy.getAsBoolean());
+    }
+
+    public synchronized List<Integer> openPorts() { return List.copyOf(servers.keySet()); }
+
+    @Override public synchronized void close() {
+        servers.values().forEach(l -> l.forEach(HttpServer::close));
+        servers.clear();
+        owner.clear();
+    }
+}
