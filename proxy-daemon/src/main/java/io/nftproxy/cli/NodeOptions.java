@@ -8,6 +8,7 @@ import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.render.Renderer;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.ManifestLoader;
@@ -129,6 +130,27 @@ public final class NodeOptions {
     }
 
     /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
+    /** A resolved node setup and what the renderer made of it. */
+    public record Rendered(NodeSetup setup, Renderer.Rendering rendering) {}
+
+    /**
+     * Resolves the options, renders, and reports load problems and skipped objects on {@code err}, one line each.
+     * Returns null when the manifests cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
+     */
+    public Rendered render(PrintWriter err) {
+        NodeSetup setup;
+        try {
+            setup = resolve();
+        } catch (IOException e) {
+            err.println(unreadable(e));
+            return null;
+        }
+        report(setup, err);
+        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
+        for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
+        return new Rendered(setup, rendering);
+    }
+
     public String unreadable(IOException e) {
         if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
             return "nftproxy: --manifests " + manifests + ": no such directory";

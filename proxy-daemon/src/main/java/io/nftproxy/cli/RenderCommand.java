@@ -2,7 +2,6 @@ package io.nftproxy.cli;
 
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.Renderer;
 import picocli.CommandLine.Command;
@@ -11,7 +10,6 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -62,16 +60,9 @@ public final class RenderCommand implements Callable<Integer> {
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NodeOptions.NodeSetup setup;
-        try {
-            setup = nodeOptions.resolve();
-        } catch (IOException e) {
-            err.println(nodeOptions.unreadable(e));
-            return ExitCodes.INPUT_UNREADABLE;
-        }
-        nodeOptions.report(setup, err);
-        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
-        for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
+        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
+        Renderer.Rendering rendering = rendered.rendering();
         Capabilities caps = Capabilities.baseline();
         for (IpFamily f : ipFamily.families) {
             out.print(Transaction.creating(rendering.table(f)).script(caps));

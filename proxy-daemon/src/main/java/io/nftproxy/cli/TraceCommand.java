@@ -1,6 +1,5 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.Protocol;
 import io.nftproxy.render.Renderer;
@@ -16,7 +15,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
@@ -101,16 +99,10 @@ public final class TraceCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
                     + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
         }
-        NodeOptions.NodeSetup setup;
-        try {
-            setup = nodeOptions.resolve();
-        } catch (IOException e) {
-            err.println(nodeOptions.unreadable(e));
-            return ExitCodes.INPUT_UNREADABLE;
-        }
-        nodeOptions.report(setup, err);
-        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
-        for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
+        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
+        NodeOptions.NodeSetup setup = rendered.setup();
+        Renderer.Rendering rendering = rendered.rendering();
 
         OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, setup.node());
         String mismatch = origin.mismatch(src, setup.node());
