@@ -48,12 +48,17 @@ public final class ChainNames {
         return name;
     }
 
-    private static byte[] sha256(String s) {
+    // getInstance does a provider lookup per call; one digest per thread is reused (digest() resets it).
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is required of every JRE", e);
         }
+    });
+
+    private static byte[] sha256(String s) {
+        return SHA256.get().digest(s.getBytes(StandardCharsets.UTF_8));
     }
 
     /** RFC 4648 base32, upper case (padding never reaches the 8 characters we keep). */

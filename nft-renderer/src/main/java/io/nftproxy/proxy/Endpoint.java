@@ -1,5 +1,8 @@
 package io.nftproxy.proxy;
 
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -20,6 +23,26 @@ public record Endpoint(IpAddress ip, int port, boolean ready, boolean serving, b
     /** The key upstream sorts by, which fixes numgen indices: {@code ip:port}, IPv6 as {@code [ip]:port}. */
     public String hostPort() {
         return ip.family() == IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
+    }
+
+    /**
+     * Sorted by {@link #hostPort()} text, computing each key once: a comparator that builds both strings on
+     * every comparison made a 10-endpoint sort build ~70 strings.
+     */
+    public static List<Endpoint> sortedByHostPort(Collection<Endpoint> endpoints) {
+        int n = endpoints.size();
+        if (n <= 1) return List.copyOf(endpoints);
+        String[] keys = new String[n];
+        Endpoint[] eps = endpoints.toArray(new Endpoint[0]);
+        Integer[] order = new Integer[n];
+        for (int i = 0; i < n; i++) {
+            keys[i] = eps[i].hostPort();
+            order[i] = i;
+        }
+        Arrays.sort(order, (a, b) -> keys[a].compareTo(keys[b]));
+        Endpoint[] out = new Endpoint[n];
+        for (int i = 0; i < n; i++) out[i] = eps[order[i]];
+        return List.of(out);
     }
 
     /** Usable as a cluster endpoint when ready; serving+terminating ones are only a fallback. */

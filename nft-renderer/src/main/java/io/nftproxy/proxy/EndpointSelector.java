@@ -1,7 +1,5 @@
 package io.nftproxy.proxy;
 
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,9 +53,7 @@ public final class EndpointSelector {
         Map<String, Endpoint> union = new LinkedHashMap<>();
         for (Endpoint e : cluster) union.put(e.hostPort(), e);
         for (Endpoint e : local) union.put(e.hostPort(), e);
-        List<Endpoint> all = new ArrayList<>(union.values());
-        all.sort(Comparator.comparing(Endpoint::hostPort));
-        return new Selection(cluster, local, all, hasAny, mode);
+        return new Selection(cluster, local, Endpoint.sortedByHostPort(union.values()), hasAny, mode);
     }
 
     /** "PreferSameNode", "PreferSameZone" or "" from the hints on the ready endpoints. */

@@ -46,7 +46,7 @@ public final class ProxyStateBuilder {
     }
 
     private ProxyState run(ClusterSnapshot snapshot) {
-        Map<ServicePortName, ServicePort> ports = new TreeMap<>();
+        TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
         for (ServiceObject svc : sortedServices(snapshot.services())) {
             try {
                 for (ServicePort sp : servicePorts(svc)) {
@@ -71,7 +71,7 @@ public final class ProxyStateBuilder {
             }
         }
         cidrs.sort(Comparator.naturalOrder());
-        return new ProxyState(family, new TreeMap<>(ports), endpoints, cidrs, diagnostics);
+        return new ProxyState(family, ports, endpoints, cidrs, diagnostics);
     }
 
     private static List<ServiceObject> sortedServices(List<ServiceObject> l) {
@@ -242,7 +242,7 @@ public final class ProxyStateBuilder {
             }
         }
         Map<ServicePortName, List<Endpoint>> out = new HashMap<>();
-        merged.forEach((k, v) -> out.put(k, v.values().stream().sorted(Comparator.comparing(Endpoint::hostPort)).toList()));
+        merged.forEach((k, v) -> out.put(k, Endpoint.sortedByHostPort(v.values())));
         return out;
     }
 

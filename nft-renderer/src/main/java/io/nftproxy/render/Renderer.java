@@ -2,7 +2,12 @@ package io.nftproxy.render;
 
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Value;
 import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
@@ -50,20 +55,35 @@ public final class Renderer {
     }
 
     public Table render(ProxyState state, NodeContext node) {
-        DesiredTable.Builder t = DesiredTable.builder(state.family());
-        TableSkeleton.write(t, state.family(), node, state.serviceCidrs());
-        ServicePortRules ports = new ServicePortRules(t, node, directSingleDnat);
+        DesiredTable.Builder t = skeleton(state.family(), node, state.serviceCidrs());
         int noLocalInternal = 0, noLocalExternal = 0;
         for (ServicePort sp : state.servicePorts().values()) {
-            ServicePortRules.Outcome o = ports.write(sp, state.endpointsOf(sp.name()));
-            if (o.noLocalInternal()) noLocalInternal++;
-            if (o.noLocalExternal()) noLocalExternal++;
+            ServicePortFragment f = fragment(sp, state.endpointsOf(sp.name()), node);
+            f.addTo(t);
+            if (f.noLocalInternal()) noLocalInternal++;
+            if (f.noLocalExternal()) noLocalExternal++;
         }
-        for (var ip : node.nodePortIPs(state.family())) {
-            if (t.hasSet(TableSkeleton.NODEPORT_IPS)) {
-                t.element(new io.nftproxy.nft.Element(TableSkeleton.NODEPORT_IPS, List.of(new io.nftproxy.nft.Value.Addr(ip)), null, null));
-            }
-        }
+        nodePortIPs(t, state.family(), node);
         return new Table(t.build(), noLocalInternal, noLocalExternal);
+    }
+
+    /** One service port's contribution; a pure function of its arguments and this renderer's options. */
+    public ServicePortFragment fragment(ServicePort sp, List<Endpoint> endpoints, NodeContext node) {
+        return ServicePortRules.fragment(sp, endpoints, node, directSingleDnat);
+    }
+
+    /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */
+    public DesiredTable.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
+        DesiredTable.Builder t = DesiredTable.builder(family);
+        TableSkeleton.write(t, family, node, serviceCidrs);
+        return t;
+    }
+
+    /** The node's own elements, which upstream adds after every service port's. */
+    void nodePortIPs(DesiredTable.Builder t, IpFamily family, NodeContext node) {
+        if (!t.hasSet(TableSkeleton.NODEPORT_IPS)) return;
+        for (IpAddress ip : node.nodePortIPs(family)) {
+            t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));
+        }
     }
 }

@@ -2,7 +2,6 @@ package io.nftproxy.render;
 
 import io.nftproxy.nft.ChainNames;
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
@@ -30,20 +29,23 @@ import static io.nftproxy.render.TableSkeleton.rule;
  * Follows kube-proxy 1.36's per-port logic (reference section 1.6).
  */
 final class ServicePortRules {
-    /** What a service port contributed, for metrics: Local policies with no local endpoints while others exist. */
-    record Outcome(boolean noLocalInternal, boolean noLocalExternal) {}
-
-    private final DesiredTable.Builder t;
+    private final ServicePortFragment.Builder t;
     private final NodeContext node;
     private final boolean directSingleDnat;
 
-    ServicePortRules(DesiredTable.Builder t, NodeContext node, boolean directSingleDnat) {
+    private ServicePortRules(ServicePortFragment.Builder t, NodeContext node, boolean directSingleDnat) {
         this.t = t;
         this.node = node;
         this.directSingleDnat = directSingleDnat;
     }
 
-    Outcome write(ServicePort svc, List<Endpoint> endpoints) {
+    /** Renders one service port on its own: the result depends only on the arguments. */
+    static ServicePortFragment fragment(ServicePort svc, List<Endpoint> endpoints, NodeContext node, boolean directSingleDnat) {
+        ServicePortFragment.Builder b = new ServicePortFragment.Builder(svc.name());
+        return new ServicePortRules(b, node, directSingleDnat).write(svc, endpoints, b);
+    }
+
+    private ServicePortFragment write(ServicePort svc, List<Endpoint> endpoints, ServicePortFragment.Builder out) {
         ServicePortName n = svc.name();
         EndpointSelector.Selection sel = EndpointSelector.select(svc, endpoints, node);
         boolean hasEndpoints = sel.hasAnyEndpoints();
@@ -99,7 +101,7 @@ final class ServicePortRules {
                 t.element(element(TableSkeleton.HAIRPIN, List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port())), null, null));
             }
         }
-        return new Outcome(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
+        return out.build(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
     }
 
     /** One chain and one timeout set per reachable endpoint: the ClientIP affinity machinery. */
@@ -130,7 +132,8 @@ final class ServicePortRules {
             t.rule(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
             return;
         }
-        List<Statement.Target> targets = endpoints.stream().map(e -> new Statement.Target(e.ip(), e.port())).toList();
+        List<Statement.Target> targets = new ArrayList<>(endpoints.size());
+        for (Endpoint e : endpoints) targets.add(new Statement.Target(e.ip(), e.port()));
         t.rule(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
                 List.of(new Statement.Dnat(targets, directSingleDnat && targets.size() == 1)), null));
     }

@@ -1,0 +1,191 @@
+package io.nftproxy.bench;
+
+import io.nftproxy.diff.Differ;
+import io.nftproxy.netlink.nft.ExecNftClient;
+import io.nftproxy.netlink.nft.LibNftablesClient;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.Renderer;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * End-to-end apply latency, in one run: for each size, the floor ({@code ip netns exec NS nft -f FILE} of the full
+ * script from a shell), then a cold full sync (empty table to full table) and single changes (add a service, move
+ * an endpoint; p50/p99 over {@code changes} of each) through in-process libnftables and through {@code nft -f -}.
+ * Each contender gets its own throwaway network namespace, deleted in a finally block. Needs root.
+ *
+ * <p>Usage: {@code ApplyLatency [endpointsPerService] [changes] [floorTimeoutSeconds] sizes...}. A size whose floor
+ * exceeds the timeout is reported as such and its other contenders skipped: a libnftables call cannot be
+ * interrupted, and a minutes-long kernel transaction left running would skew every later number.
+ */
+public final class ApplyLatency {
+    private ApplyLatency() {}
+
+    public static void main(String[] args) throws Exception {
+        int eps = Integer.parseInt(args[0]);
+        int changes = Integer.parseInt(args[1]);
+        int floorTimeout = Integer.parseInt(args[2]);
+        List<Integer> sizes = Arrays.stream(args).skip(3).map(Integer::parseInt).toList();
+        report("# apply latency, %d endpoints per service, %d changes of each kind, floor timeout %d s%n", eps, changes, floorTimeout);
+        for (int n : sizes) runSize(n, eps, changes, floorTimeout);
+    }
+
+    private static void runSize(int n, int eps, int changes, int floorTimeout) throws Exception {
+        BenchCluster cluster = new BenchCluster(eps);
+        ProxyState state = cluster.state(n);
+        long r0 = System.nanoTime();
+        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
+        Transaction cold = inc.sync(state, BenchCluster.node()).transaction();
+        long r1 = System.nanoTime();
+        String script = cold.script(Capabilities.baseline());
+        long r2 = System.nanoTime();
+        report("n=%d x %d: render+diff %.0f ms, script %.0f ms (%d commands, %.1f MB)%n", n, eps, ms(r1 - r0), ms(r2 - r1),
+                cold.size(), script.length() / 1e6);
+
+        Path file = Files.createTempFile("nftp-bench-", ".nft");
+        try {
+            Files.writeString(file, script, StandardCharsets.UTF_8);
+            double floor;
+            try (BenchNamespace ns = BenchNamespace.create("fl")) {
+                floor = ns.nftFile(file, floorTimeout);
+            }
+            if (floor < 0) {
+                report("n=%d x %d: floor (ip netns exec NS nft -f FILE) did not finish within %d s; other contenders skipped%n", n, eps, floorTimeout);
+                return;
+            }
+            report("n=%d x %d: floor nft -f FILE from a shell: %.0f ms%n", n, eps, floor);
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        for (String mode : List.of("libnftables", "exec")) {
+            try (BenchNamespace ns = BenchNamespace.create(mode.equals("exec") ? "ex" : "lib");
+                 NftClient client = mode.equals("exec") ? ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(floorTimeout * 3L))
+                         : LibNftablesClient.inNamespace(ns.name())) {
+                client.capabilities();
+                long t0 = System.nanoTime();
+                client.apply(cold);
+                double coldMs = ms(System.nanoTime() - t0);
+                report("n=%d x %d %-11s cold full sync: %.0f ms%n", n, eps, mode, coldMs);
+                singleChanges(n, eps, changes, mode, client, cluster, state, coldStart(state, cold));
+            }
+        }
+    }
+
+    /** The same renderer state the cold sync produced, rebuilt so every contender starts from the same model. */
+    private static IncrementalRenderer coldStart(ProxyState state, Transaction ignored) {
+        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
+        inc.sync(state, BenchCluster.node());
+        return inc;
+    }
+
+    private static void singleChanges(int n, int eps, int changes, String mode, NftClient client, BenchCluster cluster,
+                                      ProxyState state, IncrementalRenderer inc) {
+        Map<Integer, List<Endpoint>> current = new HashMap<>();
+        List<Double> addCore = new ArrayList<>(), addApply = new ArrayList<>();
+        List<Double> moveCore = new ArrayList<>(), moveApply = new ArrayList<>();
+        for (int i = 0; i < changes; i++) {
+            ServicePort added = BenchCluster.service(n + i);
+            List<Endpoint> addedEps = cluster.endpoints(eps);
+            timeOne(inc, client, new IncrementalRenderer.Change(added.name(), added, addedEps), addCore, addApply);
+
+            int victim = (int) ((i * 7919L) % n);
+            ServicePort sp = BenchCluster.service(victim);
+            List<Endpoint> was = current.getOrDefault(victim, state.endpointsOf(sp.name()));
+            List<Endpoint> moved = cluster.moveOne(was);
+            current.put(victim, moved);
+            timeOne(inc, client, new IncrementalRenderer.Change(sp.name(), sp, moved), moveCore, moveApply);
+        }
+        report("n=%d x %d %-11s add service:   core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
+                n, eps, mode, pct(addCore, 50), pct(addCore, 99), pct(addApply, 50), pct(addApply, 99), pct(sum(addCore, addApply), 99));
+        report("n=%d x %d %-11s move endpoint: core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
+                n, eps, mode, pct(moveCore, 50), pct(moveCore, 99), pct(moveApply, 50), pct(moveApply, 99), pct(sum(moveCore, moveApply), 99));
+    }
+
+    private static void timeOne(IncrementalRenderer inc, NftClient client, IncrementalRenderer.Change c,
+                                List<Double> core, List<Double> apply) {
+        long t0 = System.nanoTime();
+        Differ.Diff d = inc.update(List.of(c));
+        long t1 = System.nanoTime();
+        client.apply(d.transaction());
+        Transaction stale = inc.deleteStaleChains(d.staleChains());
+        client.apply(stale);
+        long t2 = System.nanoTime();
+        core.add(ms(t1 - t0));
+        apply.add(ms(t2 - t1));
+    }
+
+    private static List<Double> sum(List<Double> a, List<Double> b) {
+        List<Double> out = new ArrayList<>();
+        for (int i = 0; i < a.size(); i++) out.add(a.get(i) + b.get(i));
+        return out;
+    }
+
+    static double pct(List<Double> xs, int p) {
+        double[] s = xs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        int i = (int) Math.ceil(p / 100.0 * s.length) - 1;
+        return s[Math.max(0, Math.min(s.length - 1, i))];
+    }
+
+    static double ms(long nanos) { return nanos / 1e6; }
+
+    /** The harness's output is its report; it has no logger on purpose. */
+    static void report(String fmt, Object... args) {
+        System.out.printf(Locale.ROOT, fmt, args);
+        System.out.flush();
+    }
+
+    /** A throwaway namespace named {@code nftp-bench<tag>-<pid>}; nothing is ever added to the root namespace. */
+    static final class BenchNamespace implements AutoCloseable {
+        private final String name;
+
+        private BenchNamespace(String name) { this.name = name; }
+
+        static BenchNamespace create(String tag) throws IOException, InterruptedException {
+            String name = "nftp-b" + tag + "-" + ProcessHandle.current().pid();
+            if (run(30, "ip", "netns", "add", name) != 0) throw new IOException("ip netns add " + name + " failed");
+            return new BenchNamespace(name);
+        }
+
+        String name() { return name; }
+
+        /** Milliseconds for {@code ip netns exec NAME nft -f FILE}, or -1 when it overran and was killed. */
+        double nftFile(Path file, int timeoutSeconds) throws IOException, InterruptedException {
+            long t0 = System.nanoTime();
+            int rc = run(timeoutSeconds, "ip", "netns", "exec", name, "nft", "-f", file.toString());
+            if (rc == Integer.MIN_VALUE) return -1;
+            if (rc != 0) throw new IOException("nft -f failed with exit code " + rc);
+            return ms(System.nanoTime() - t0);
+        }
+
+        private static int run(int timeoutSeconds, String... cmd) throws IOException, InterruptedException {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                return Integer.MIN_VALUE;
+            }
+            return p.exitValue();
+        }
+
+        @Override public void close() throws IOException, InterruptedException {
+            run(60, "ip", "netns", "del", name);
+        }
+    }
+}

@@ -1,0 +1,72 @@
+package io.nftproxy.bench;
+
+import io.nftproxy.diff.Differ;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.Renderer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The pure core at 1k/10k/50k services x 10 endpoints: full render, no-op full diff, script writing of the whole
+ * table, and one endpoint move through {@link IncrementalRenderer} (render of the changed port plus its diff).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Warmup(iterations = 2, time = 2)
+@Measurement(iterations = 3, time = 2)
+@Fork(value = 1, jvmArgs = {"-Xmx3g"})
+public class CoreBenchmark {
+    @Param({"1000", "10000", "50000"})
+    public int services;
+
+    private final Renderer renderer = Renderer.upstream();
+    private BenchCluster cluster;
+    private ProxyState state;
+    private DesiredTable table;
+    private IncrementalRenderer incremental;
+    private int next;
+
+    @Setup
+    public void setup() {
+        cluster = new BenchCluster(10);
+        state = cluster.state(services);
+        table = renderer.render(state, BenchCluster.node()).table();
+        incremental = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
+        incremental.sync(state, BenchCluster.node());
+    }
+
+    @Benchmark
+    public DesiredTable renderFull() { return renderer.render(state, BenchCluster.node()).table(); }
+
+    @Benchmark
+    public Differ.Diff diffNoop() { return Differ.diff(table, table); }
+
+    @Benchmark
+    public String scriptFull() { return Transaction.creating(table).script(Capabilities.baseline()); }
+
+    @Benchmark
+    public Differ.Diff incrementalMoveEndpoint() {
+        ServicePort sp = BenchCluster.service(next++ % services);
+        List<io.nftproxy.proxy.Endpoint> eps = cluster.endpoints(10);
+        return incremental.update(List.of(new IncrementalRenderer.Change(sp.name(), sp, eps)));
+    }
+}

@@ -1,0 +1,54 @@
+package io.nftproxy.render;
+
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Rule;
+import io.nftproxy.proxy.ServicePortName;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * Everything one service port contributes to a table, rendered once: its sets (affinity), chains with their
+ * rules, and its elements in the shared dispatch sets. Immutable; a table is the skeleton plus the union of the
+ * fragments of all service ports, added in service-port order, so a fragment can be cached and reused as long
+ * as its inputs are unchanged.
+ *
+ * @param noLocalInternal a Local internal policy with endpoints elsewhere but none here (for metrics)
+ * @param noLocalExternal the same for the external policy
+ */
+public record ServicePortFragment(ServicePortName name, List<NftSet> sets, List<Chain> chains, List<Rule> rules,
+                                  List<Element> elements, boolean noLocalInternal, boolean noLocalExternal) {
+
+    /** Adds this fragment to a table under construction, kinds in the order the kernel needs them. */
+    public void addTo(DesiredTable.Builder t) {
+        for (NftSet s : sets) t.set(s);
+        for (Chain c : chains) t.chain(c);
+        for (Rule r : rules) t.rule(r);
+        for (Element e : elements) t.element(e);
+    }
+
+    /** Collects the objects in the order {@link ServicePortRules} produces them. */
+    static final class Builder {
+        private final ServicePortName name;
+        private final List<NftSet> sets = new ArrayList<>(1);
+        private final List<Chain> chains = new ArrayList<>(4);
+        private final List<Rule> rules = new ArrayList<>(4);
+        private final List<Element> elements = new ArrayList<>(4);
+
+        Builder(ServicePortName name) { this.name = name; }
+
+        void set(NftSet s) { sets.add(s); }
+        void chain(Chain c) { chains.add(c); }
+        void rule(Rule r) { rules.add(r); }
+        void element(Element e) { elements.add(e); }
+
+        ServicePortFragment build(boolean noLocalInternal, boolean noLocalExternal) {
+            return new ServicePortFragment(name, Collections.unmodifiableList(sets), Collections.unmodifiableList(chains),
+                    Collections.unmodifiableList(rules), Collections.unmodifiableList(elements), noLocalInternal, noLocalExternal);
+        }
+    }
+}
