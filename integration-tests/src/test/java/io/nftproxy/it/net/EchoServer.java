@@ -1,0 +1,105 @@
+package io.nftproxy.it.net;
+
+import io.nftproxy.netlink.NetnsThread;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A TCP and a UDP server in one namespace that answer every connection or datagram with one line,
+ * {@code "<name> <peer address>"}: which backend a flow reached, and the source address that backend saw, which
+ * is how the tests observe masquerading and client-IP preservation.
+ *
+ * <p>The sockets are opened on a thread that joined the namespace, so they live there; the serving threads are
+ * ordinary JVM threads, since an open socket stays in the namespace it was created in. They end when the server
+ * is closed.
+ */
+public final class EchoServer implements AutoCloseable {
+    private final String name;
+    private final ServerSocketChannel tcp;
+    private final DatagramChannel udp;
+    private final Thread tcpLoop, udpLoop;
+
+    private EchoServer(String name, ServerSocketChannel tcp, DatagramChannel udp) {
+        this.name = name;
+        this.tcp = tcp;
+        this.udp = udp;
+        this.tcpLoop = new Thread(this::serveTcp, "echo-tcp-" + name);
+        this.udpLoop = new Thread(this::serveUdp, "echo-udp-" + name);
+        tcpLoop.setDaemon(true);
+        udpLoop.setDaemon(true);
+    }
+
+    /** Listens on 0.0.0.0:{@code tcpPort} and 0.0.0.0:{@code udpPort} in the namespace of {@code in}. */
+    public static EchoServer start(NetnsThread in, String name, int tcpPort, int udpPort) throws Exception {
+        ServerSocketChannel tcp = in.call(() -> {
+            ServerSocketChannel c = ServerSocketChannel.open();
+            c.bind(new InetSocketAddress("0.0.0.0", tcpPort), 64);
+            return c;
+        });
+        DatagramChannel udp;
+        try {
+            udp = in.call(() -> DatagramChannel.open().bind(new InetSocketAddress("0.0.0.0", udpPort)));
+        } catch (Exception e) {
+            tcp.close();
+            throw e;
+        }
+        EchoServer s = new EchoServer(name, tcp, udp);
+        s.tcpLoop.start();
+        s.udpLoop.start();
+        return s;
+    }
+
+    public String name() { return name; }
+
+    private byte[] reply(InetSocketAddress peer) {
+        return (name + " " + peer.getAddress().getHostAddress() + "\n").getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private void serveTcp() {
+        while (tcp.isOpen()) {
+            try (SocketChannel c = tcp.accept()) {
+                c.write(ByteBuffer.wrap(reply((InetSocketAddress) c.getRemoteAddress())));
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                // One client went away mid-reply (a timed-out probe); keep serving the others.
+            }
+        }
+    }
+
+    private void serveUdp() {
+        ByteBuffer buf = ByteBuffer.allocate(512);
+        while (udp.isOpen()) {
+            try {
+                buf.clear();
+                InetSocketAddress peer = (InetSocketAddress) udp.receive(buf);
+                udp.send(ByteBuffer.wrap(reply(peer)), peer);
+            } catch (ClosedChannelException e) {
+                return;
+            } catch (IOException e) {
+                // An ICMP error for an earlier reply; the socket is still good.
+            }
+        }
+    }
+
+    @Override public void close() throws IOException {
+        try {
+            tcp.close();
+        } finally {
+            udp.close();
+        }
+        try {
+            tcpLoop.join(2_000);
+            udpLoop.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
