@@ -1,6 +1,7 @@
 package io.nftproxy.it.net;
 
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.proxy.IpAddress;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -36,16 +37,19 @@ public final class EchoServer implements AutoCloseable {
         udpLoop.setDaemon(true);
     }
 
-    /** Listens on 0.0.0.0:{@code tcpPort} and 0.0.0.0:{@code udpPort} in the namespace of {@code in}. */
+    /**
+     * Listens on the wildcard address, IPv4 and IPv6 in one dual-stack socket each (Java reports an IPv4 peer of
+     * such a socket as a plain IPv4 address), on {@code tcpPort} and {@code udpPort} in the namespace of {@code in}.
+     */
     public static EchoServer start(NetnsThread in, String name, int tcpPort, int udpPort) throws Exception {
         ServerSocketChannel tcp = in.call(() -> {
             ServerSocketChannel c = ServerSocketChannel.open();
-            c.bind(new InetSocketAddress("0.0.0.0", tcpPort), 64);
+            c.bind(new InetSocketAddress(tcpPort), 64);
             return c;
         });
         DatagramChannel udp;
         try {
-            udp = in.call(() -> DatagramChannel.open().bind(new InetSocketAddress("0.0.0.0", udpPort)));
+            udp = in.call(() -> DatagramChannel.open().bind(new InetSocketAddress(udpPort)));
         } catch (Exception e) {
             tcp.close();
             throw e;
@@ -59,7 +63,10 @@ public final class EchoServer implements AutoCloseable {
     public String name() { return name; }
 
     private byte[] reply(InetSocketAddress peer) {
-        return (name + " " + peer.getAddress().getHostAddress() + "\n").getBytes(StandardCharsets.US_ASCII);
+        // The project's canonical text (fd00:10::1:50), which is how TestNetworks spells addresses; Java's own
+        // spells out every group.
+        String address = IpAddress.of(peer.getAddress().getAddress()).toString();
+        return (name + " " + address + "\n").getBytes(StandardCharsets.US_ASCII);
     }
 
     private void serveTcp() {

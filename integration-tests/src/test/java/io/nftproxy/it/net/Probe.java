@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * A client that sends one request from a namespace and says what happened: a reply from an {@link EchoServer}
@@ -28,6 +29,12 @@ public final class Probe {
     public static final int DEFAULT_TIMEOUT_MILLIS = 1_000;
     /** A cap on any one batch of probes, whatever the caller asks. */
     public static final int MAX_PROBES = 200;
+    /**
+     * A batch stops early after this many requests without a reply, or after {@link #MAX_BATCH_MILLIS}: a broken
+     * table should fail a test in seconds, not wait out sixty timeouts.
+     */
+    public static final int MAX_FAILURES_PER_BATCH = 3;
+    public static final long MAX_BATCH_MILLIS = 20_000;
 
     public enum Kind { REPLY, REFUSED, UNREACHABLE, TIMEOUT, ERROR }
 
@@ -67,23 +74,30 @@ public final class Probe {
         return from.call(() -> udpHere(address, port));
     }
 
-    /** {@code count} TCP connections, one after another, each from a fresh ephemeral port. */
+    /**
+     * Up to {@code count} TCP connections, one after another, each from a fresh ephemeral port; fewer when the
+     * batch stops early (see {@link #MAX_FAILURES_PER_BATCH}).
+     */
     public List<Outcome> tcp(String address, int port, int count) throws Exception {
-        int n = Math.min(count, MAX_PROBES);
-        return from.call(() -> {
-            List<Outcome> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) out.add(tcpHere(address, port));
-            return out;
-        });
+        return from.call(() -> batch(count, () -> tcpHere(address, port)));
     }
 
+    /** Up to {@code count} UDP requests, each from a fresh socket and so a fresh conntrack entry. */
     public List<Outcome> udp(String address, int port, int count) throws Exception {
+        return from.call(() -> batch(count, () -> udpHere(address, port)));
+    }
+
+    private static List<Outcome> batch(int count, Supplier<Outcome> one) {
         int n = Math.min(count, MAX_PROBES);
-        return from.call(() -> {
-            List<Outcome> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) out.add(udpHere(address, port));
-            return out;
-        });
+        long deadline = System.nanoTime() + MAX_BATCH_MILLIS * 1_000_000;
+        List<Outcome> out = new ArrayList<>(n);
+        int failures = 0;
+        for (int i = 0; i < n && failures < MAX_FAILURES_PER_BATCH && System.nanoTime() < deadline; i++) {
+            Outcome o = one.get();
+            out.add(o);
+            if (!o.replied()) failures++;
+        }
+        return out;
     }
 
     /** Replies per backend, plus one entry per other kind of outcome, sorted: {@code {pod-a=21, pod-b=19, ...}}. */

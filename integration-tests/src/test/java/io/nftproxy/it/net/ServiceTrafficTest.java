@@ -1,6 +1,5 @@
 package io.nftproxy.it.net;
 
-import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -27,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ServiceTrafficTest {
     /** A REJECT comes back as an ICMP error within a millisecond or so; a DROP never comes back. */
     private static final double FAST_REFUSAL_MILLIS = 100;
+    /** Past TCP's first SYN retransmission (1 s). */
+    private static final int IPV6_REFUSAL_TIMEOUT_MILLIS = 2_500;
 
     private static Topology topology;
     private static final List<EchoServer> servers = new ArrayList<>();
@@ -43,7 +44,7 @@ class ServiceTrafficTest {
         }
         Renderer.Rendering r = Renderer.upstream().render(TrafficServices.snapshot(), TestNetworks.nodeContext());
         assertTrue(r.diagnostics().isEmpty(), () -> "the traffic services are invalid: " + r.diagnostics());
-        topology.program(r.table(IpFamily.IPV4));
+        topology.program(r);
         System.out.printf("traffic topology built and programmed in %d ms%n", (System.nanoTime() - start) / 1_000_000);
     }
 
@@ -197,6 +198,49 @@ class ServiceTrafficTest {
         report("unallocated ServiceCIDR address (DROP)", List.of(unallocated));
         assertEquals(Probe.Kind.UNREACHABLE, outsideServiceCidr.kind(), outsideServiceCidr::toString);
         assertEquals(Probe.Kind.TIMEOUT, unallocated.kind(), unallocated::toString);
+    }
+
+    @Test
+    void ipv6ClusterIpFromAPodSpreadsOverEveryBackendAndKeepsThePodIp() throws Exception {
+        List<Probe.Outcome> out = Probe.from(topology.podClient()).tcp(WEB6, HTTP, 30);
+        report("IPv6 ClusterIP from pod", out);
+        assertAllReplied(out);
+        assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), backends(out));
+        assertEquals(Set.of(POD_CLIENT6), peers(out));
+    }
+
+    @Test
+    void ipv6ClusterIpFromTheNodeIsMasqueraded() throws Exception {
+        List<Probe.Outcome> out = Probe.from(topology.node()).tcp(WEB6, HTTP, 30);
+        report("IPv6 ClusterIP from node", out);
+        assertAllReplied(out);
+        assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), backends(out));
+        for (Probe.Outcome o : out) {
+            assertEquals(o.backend().equals("remote-pod") ? NODE_IP6 : NODE_POD_GATEWAY6, o.peer(), o::toString);
+        }
+    }
+
+    @Test
+    void ipv6UdpThroughAClusterIpReachesEveryBackend() throws Exception {
+        List<Probe.Outcome> out = Probe.from(topology.podClient()).udp(DNS_SVC6, DNS, 30);
+        report("IPv6 UDP ClusterIP from pod", out);
+        assertAllReplied(out);
+        assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), backends(out));
+        assertEquals(Set.of(POD_CLIENT6), peers(out));
+    }
+
+    @Test
+    void ipv6ServiceWithoutEndpointsIsRefusedNotDropped() throws Exception {
+        // Over IPv6 the ICMPv6 error for the first SYN arrives in the same softirq run as the SYN's own
+        // transmission, while connect() still holds the socket lock, and TCP discards it (TcpExtLockDroppedIcmps
+        // counts it); the retransmitted SYN a second later gets its refusal through. So: refused, after at most one
+        // retransmission, where a DROP stays silent for the whole (longer) timeout.
+        List<Probe.Outcome> out = Probe.from(topology.podClient()).timeoutMillis(IPV6_REFUSAL_TIMEOUT_MILLIS).tcp(EMPTY6, HTTP, 2);
+        report("IPv6 no endpoints (REJECT)", out);
+        for (Probe.Outcome o : out) {
+            assertEquals(Probe.Kind.REFUSED, o.kind(), o::toString);
+            assertTrue(o.millis() < IPV6_REFUSAL_TIMEOUT_MILLIS - 500, () -> "refused only at the timeout: " + o);
+        }
     }
 
     /** The address a masqueraded flow leaves the node with towards {@code backend}: its veth's, or the uplink's. */

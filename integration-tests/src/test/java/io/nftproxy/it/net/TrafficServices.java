@@ -5,6 +5,7 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 
 import static io.nftproxy.TestClusters.slice;
+import static io.nftproxy.TestClusters.slice6;
 import static io.nftproxy.TestClusters.svc;
 import static io.nftproxy.it.net.TestNetworks.*;
 
@@ -21,6 +22,10 @@ public final class TrafficServices {
     /** ClusterIP + NodePort + externalIP, externalTrafficPolicy Cluster, three backends. */
     public static final String WEB = "172.30.0.10";
     public static final int WEB_NODE_PORT = 30080;
+    /** The IPv6 ClusterIPs of the dual-stack Services {@code web}, {@code empty} and {@code dns}. */
+    public static final String WEB6 = "fd00:172:30::10";
+    public static final String EMPTY6 = "fd00:172:30::14";
+    public static final String DNS_SVC6 = "fd00:172:30::53";
     /** NodePort with externalTrafficPolicy Local, three backends (two local). */
     public static final String WEB_LOCAL = "172.30.0.11";
     public static final int WEB_LOCAL_NODE_PORT = 30081;
@@ -44,10 +49,12 @@ public final class TrafficServices {
     public static final String UNALLOCATED = "172.30.0.99";
 
     public static ClusterSnapshot snapshot() {
-        TestClusters c = TestClusters.cluster().serviceCidr(SERVICE_CIDR);
-        c.service(svc("default", "web").type("NodePort").clusterIP(WEB).port("http", "TCP", HTTP, WEB_NODE_PORT)
+        TestClusters c = TestClusters.cluster().serviceCidr(SERVICE_CIDR, SERVICE_CIDR6);
+        c.service(svc("default", "web").type("NodePort").dualStack(WEB, WEB6).port("http", "TCP", HTTP, WEB_NODE_PORT)
                 .externalIP(EXTERNAL_IP).build());
         c.slice(allBackends("web"));
+        c.slice(slice6("default", "web", "web-v6").port("http", "TCP", BACKEND_TCP_PORT)
+                .ready(POD_A6, NODE_NAME).ready(POD_B6, NODE_NAME).ready(REMOTE_POD6, REMOTE_NODE_NAME).build());
         c.service(svc("default", "web-local").type("NodePort").clusterIP(WEB_LOCAL)
                 .port("http", "TCP", HTTP, WEB_LOCAL_NODE_PORT).externalLocal().build());
         c.slice(allBackends("web-local"));
@@ -57,7 +64,7 @@ public final class TrafficServices {
                 .ready(REMOTE_POD, REMOTE_NODE_NAME).build());
         c.service(svc("default", "internal-local").clusterIP(INTERNAL_LOCAL).port("http", "TCP", HTTP).internalLocal().build());
         c.slice(allBackends("internal-local"));
-        c.service(svc("default", "empty").clusterIP(EMPTY).port("http", "TCP", HTTP).build());
+        c.service(svc("default", "empty").dualStack(EMPTY, EMPTY6).port("http", "TCP", HTTP).build());
         c.service(svc("default", "hairpin").clusterIP(HAIRPIN).port("http", "TCP", HTTP).build());
         c.slice(slice("default", "hairpin", "hairpin-1").port("http", "TCP", BACKEND_TCP_PORT).ready(POD_A, NODE_NAME).build());
         c.service(svc("default", "sticky").clusterIP(STICKY).port("http", "TCP", HTTP).clientIPAffinity(10800).build());
@@ -65,9 +72,11 @@ public final class TrafficServices {
         c.service(svc("default", "lb").type("LoadBalancer").clusterIP(LB).port("http", "TCP", HTTP, LB_NODE_PORT)
                 .lbIngress(LB_VIP).sourceRange(ALLOWED_SOURCE_RANGE).build());
         c.slice(allBackends("lb"));
-        c.service(svc("default", "dns").clusterIP(DNS_SVC).port("dns", "UDP", DNS).build());
+        c.service(svc("default", "dns").dualStack(DNS_SVC, DNS_SVC6).port("dns", "UDP", DNS).build());
         c.slice(slice("default", "dns", "dns-1").port("dns", "UDP", BACKEND_UDP_PORT)
                 .ready(POD_A, NODE_NAME).ready(POD_B, NODE_NAME).ready(REMOTE_POD, REMOTE_NODE_NAME).build());
+        c.slice(slice6("default", "dns", "dns-v6").port("dns", "UDP", BACKEND_UDP_PORT)
+                .ready(POD_A6, NODE_NAME).ready(POD_B6, NODE_NAME).ready(REMOTE_POD6, REMOTE_NODE_NAME).build());
         return c.snapshot();
     }
 
