@@ -25,8 +25,8 @@ import java.util.function.Supplier;
  * unreachable error (ICMP host unreachable from a router), or silence until the timeout (a DROP).
  */
 public final class Probe {
-    /** Long enough for a reply across three namespaces on a loaded 2-core machine; short, since DROPs wait it out. */
-    public static final int DEFAULT_TIMEOUT_MILLIS = 1_000;
+    /** Ample for a reply across four namespaces on a loaded 2-core machine (replies take about a millisecond). */
+    public static final int DEFAULT_TIMEOUT_MILLIS = 2_000;
     /** A cap on any one batch of probes, whatever the caller asks. */
     public static final int MAX_PROBES = 200;
     /**

@@ -26,6 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ServiceTrafficTest {
     /** A REJECT comes back as an ICMP error within a millisecond or so; a DROP never comes back. */
     private static final double FAST_REFUSAL_MILLIS = 100;
+    /** How long an expected DROP is waited for: short, since a passing test waits all of it. */
+    private static final int DROP_WAIT_MILLIS = 1_000;
     /** Past TCP's first SYN retransmission (1 s). */
     private static final int IPV6_REFUSAL_TIMEOUT_MILLIS = 2_500;
 
@@ -111,14 +113,14 @@ class ServiceTrafficTest {
 
     @Test
     void internalLocalWithOnlyRemoteEndpointsDrops() throws Exception {
-        Probe.Outcome o = Probe.from(topology.podClient()).tcp(REMOTE_ONLY, HTTP);
+        Probe.Outcome o = Probe.from(topology.podClient()).timeoutMillis(DROP_WAIT_MILLIS).tcp(REMOTE_ONLY, HTTP);
         report("iTP=Local, only remote endpoints (DROP)", List.of(o));
         assertEquals(Probe.Kind.TIMEOUT, o.kind(), o::toString);
     }
 
     @Test
     void externalLocalNodePortWithoutLocalEndpointsDrops() throws Exception {
-        Probe.Outcome o = Probe.from(topology.external()).tcp(NODE_IP, REMOTE_ONLY_NODE_PORT);
+        Probe.Outcome o = Probe.from(topology.external()).timeoutMillis(DROP_WAIT_MILLIS).tcp(NODE_IP, REMOTE_ONLY_NODE_PORT);
         report("eTP=Local NodePort, no local endpoints (DROP)", List.of(o));
         assertEquals(Probe.Kind.TIMEOUT, o.kind(), o::toString);
     }
@@ -164,7 +166,7 @@ class ServiceTrafficTest {
     void loadBalancerSourceRangesAdmitAllowedSourcesAndDropOthers() throws Exception {
         Probe external = Probe.from(topology.external());
         List<Probe.Outcome> allowed = external.boundTo(EXTERNAL_CLIENT).tcp(LB_VIP, HTTP, 5);
-        Probe.Outcome denied = external.boundTo(EXTERNAL_DENIED_CLIENT).tcp(LB_VIP, HTTP);
+        Probe.Outcome denied = external.boundTo(EXTERNAL_DENIED_CLIENT).timeoutMillis(DROP_WAIT_MILLIS).tcp(LB_VIP, HTTP);
         report("LB source ranges, allowed " + EXTERNAL_CLIENT, allowed);
         report("LB source ranges, denied " + EXTERNAL_DENIED_CLIENT, List.of(denied));
         assertAllReplied(allowed);
@@ -193,7 +195,7 @@ class ServiceTrafficTest {
         // The control: with no rule for it, an unknown address goes to the LAN router, which refuses it at once.
         // So the silence below is the table's DROP, not the topology's.
         Probe.Outcome outsideServiceCidr = pod.tcp("192.0.2.99", HTTP);
-        Probe.Outcome unallocated = pod.tcp(UNALLOCATED, HTTP);
+        Probe.Outcome unallocated = pod.timeoutMillis(DROP_WAIT_MILLIS).tcp(UNALLOCATED, HTTP);
         report("unknown address outside ServiceCIDR (control)", List.of(outsideServiceCidr));
         report("unallocated ServiceCIDR address (DROP)", List.of(unallocated));
         assertEquals(Probe.Kind.UNREACHABLE, outsideServiceCidr.kind(), outsideServiceCidr::toString);
