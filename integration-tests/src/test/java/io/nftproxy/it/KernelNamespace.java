@@ -170,7 +170,8 @@ public final class KernelNamespace implements AutoCloseable {
         return false;
     }
 
-    private static Optional<String> executable(String cmd) {
+    /** The absolute path of {@code cmd}, looked up in PATH and the sbin directories root's PATH may lack. */
+    public static Optional<String> executable(String cmd) {
         List<String> dirs = new ArrayList<>();
         String path = System.getenv("PATH");
         if (path != null) dirs.addAll(List.of(path.split(File.pathSeparator)));
