@@ -48,7 +48,7 @@ class IncrementalRendererTest {
                 Renderer.Table want = renderer.render(st, node);
                 Differ.Diff full = Differ.diff(applied, want.table());
                 fullKernel.apply(full.transaction());
-                fullKernel.apply(Differ.deleteChains(want.table(), full.staleChains()));
+                fullKernel.apply(Differ.deleteChains(Differ.committed(want.table(), full.staleChains()), full.staleChains()));
                 applied = want.table();
 
                 Differ.Diff d = inc.sync(st, node);
