@@ -1,0 +1,210 @@
+package io.nftproxy.systemd;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** install.sh round trips in a staging root, and the unit checked by systemd's own tools where they exist. */
+class UnitFilesTest {
+    // Surefire runs with the module directory as working directory.
+    private static final Path MODULE = Path.of("").toAbsolutePath();
+    private static final Path INSTALL = MODULE.resolve("install.sh");
+    private static final Path UNIT = MODULE.resolve("src/main/dist/nftproxy.service");
+    private static final Path MODULES = MODULE.resolve("src/main/dist/nftproxy-modules.conf");
+    /** systemd-analyze security's scale is 0 (locked down) to 10 (exposed); 2.0 when written. */
+    private static final double MAX_EXPOSURE = 2.5;
+
+    @TempDir
+    Path tmp;
+
+    record Result(int exit, String output) {
+    }
+
+    private static Result run(List<String> command) throws IOException, InterruptedException {
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        process.getOutputStream().close();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(process.waitFor(60, TimeUnit.SECONDS), "timed out: " + command);
+        return new Result(process.exitValue(), output);
+    }
+
+    private static String skipUnless(String tool) throws IOException, InterruptedException {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            Path candidate = Path.of(dir, tool);
+            if (Files.isExecutable(candidate)) {
+                return candidate.toString();
+            }
+        }
+        String cause = tool + " not found on PATH";
+        System.out.println("skipped: " + cause);
+        Assumptions.assumeTrue(false, cause);
+        return null;
+    }
+
+    private Result install(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(skipUnless("bash"), INSTALL.toString()));
+        command.addAll(List.of(args));
+        return run(command);
+    }
+
+    private static List<String> tree(Path root) throws IOException {
+        try (Stream<Path> paths = Files.walk(root)) {
+            return paths.filter(p -> !p.equals(root)).map(p -> root.relativize(p).toString()).sorted()
+                    .collect(Collectors.toList());
+        }
+    }
+
+    @Test
+    void installThenUninstallLeavesTheStagingRootEmpty() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "not really a jar");
+        Path root = Files.createDirectory(tmp.resolve("root"));
+
+        Result installed = install("--jar", jar.toString(), "--prefix", root.toString());
+        assertEquals(0, installed.exit(), installed.output());
+        assertEquals(List.of("etc", "etc/modules-load.d", "etc/modules-load.d/nftproxy.conf", "etc/systemd",
+                "etc/systemd/system", "etc/systemd/system/nftproxy.service", "usr", "usr/local", "usr/local/bin",
+                "usr/local/bin/nftproxy", "usr/local/lib", "usr/local/lib/nftproxy",
+                "usr/local/lib/nftproxy/nftproxy.jar"), tree(root));
+        assertEquals(Files.readString(UNIT), Files.readString(root.resolve("etc/systemd/system/nftproxy.service")));
+        assertEquals(Files.readString(MODULES), Files.readString(root.resolve("etc/modules-load.d/nftproxy.conf")));
+        assertEquals("not really a jar", Files.readString(root.resolve("usr/local/lib/nftproxy/nftproxy.jar")));
+        Path launcher = root.resolve("usr/local/bin/nftproxy");
+        assertTrue(Files.getPosixFilePermissions(launcher).contains(PosixFilePermission.OTHERS_EXECUTE));
+        // exec, so the JVM is the unit's main process and NotifyAccess=main accepts its notifications.
+        assertTrue(Files.readString(launcher).contains("exec \"${JAVA:-java}\""), Files.readString(launcher));
+
+        Result again = install("--jar", jar.toString(), "--prefix", root.toString());
+        assertEquals(0, again.exit(), "reinstall over an install: " + again.output());
+
+        Result removed = install("--uninstall", "--prefix", root.toString());
+        assertEquals(0, removed.exit(), removed.output());
+        assertEquals(List.of(), tree(root));
+        assertTrue(removed.output().contains("tables were left in place"), removed.output());
+    }
+
+    @Test
+    void uninstallKeepsWhatItDidNotInstall() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "jar");
+        Path root = Files.createDirectory(tmp.resolve("root"));
+        assertEquals(0, install("--jar", jar.toString(), "--prefix", root.toString()).exit());
+        Path neighbour = Files.writeString(root.resolve("usr/local/bin/kubectl"), "#!/bin/sh\n");
+
+        assertEquals(0, install("--uninstall", "--prefix", root.toString()).exit());
+        assertEquals(List.of("usr", "usr/local", "usr/local/bin", "usr/local/bin/kubectl"), tree(root));
+        assertTrue(Files.exists(neighbour));
+    }
+
+    @Test
+    void dryRunChangesNothingAndSaysWhatItWouldDo() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "jar");
+        Path root = Files.createDirectory(tmp.resolve("root"));
+        Result dry = install("--dry-run", "--jar", jar.toString(), "--prefix", root.toString());
+        assertEquals(0, dry.exit(), dry.output());
+        assertEquals(List.of(), tree(root));
+        assertTrue(dry.output().contains(root.resolve("etc/systemd/system/nftproxy.service").toString()), dry.output());
+
+        // The live-system plan, printed without root and without touching anything.
+        Result live = install("--dry-run", "--jar", jar.toString());
+        assertEquals(0, live.exit(), live.output());
+        assertTrue(live.output().contains("would run: useradd --system"), live.output());
+        assertTrue(live.output().contains("would run: modprobe nf_tables"), live.output());
+        assertTrue(live.output().contains("would run: systemctl daemon-reload"), live.output());
+
+        Result liveRemove = install("--dry-run", "--uninstall");
+        assertEquals(0, liveRemove.exit(), liveRemove.output());
+        assertTrue(liveRemove.output().contains("would run: systemctl disable --now nftproxy.service"),
+                liveRemove.output());
+        assertFalse(liveRemove.output().contains("would run: nft"), "uninstall must never run nft: " + liveRemove.output());
+    }
+
+    @Test
+    void uninstallNeverTouchesNftables() throws IOException {
+        // Stopping the proxy must not break the dataplane: no nft command, no `nftproxy cleanup`, anywhere it runs.
+        for (String line : Files.readAllLines(INSTALL)) {
+            String code = line.strip();
+            if (code.startsWith("#") || code.startsWith("say ") || code.startsWith("echo ")) {
+                continue;
+            }
+            assertFalse(code.matches(".*\\bnft\\s.*") || code.contains("cleanup"), "install.sh runs: " + line);
+        }
+    }
+
+    @Test
+    void badArgumentsFail() throws Exception {
+        Result unknown = install("--frobnicate");
+        assertTrue(unknown.exit() != 0 && unknown.output().contains("unknown argument"), unknown.output());
+        Result missingJar = install("--jar", tmp.resolve("absent.jar").toString(), "--prefix", tmp.toString());
+        assertTrue(missingJar.exit() != 0 && missingJar.output().contains("jar not found"), missingJar.output());
+        assertEquals(List.of(), tree(tmp));
+    }
+
+    @Test
+    void systemdAnalyzeVerifyAcceptsTheUnit() throws Exception {
+        String analyze = skipUnless("systemd-analyze");
+        // verify checks that ExecStart's binary exists; point it at one that does, leaving every other line as is.
+        String unit = Files.readString(UNIT).replace("ExecStart=/usr/local/bin/nftproxy ", "ExecStart=/bin/true ");
+        assertTrue(unit.contains("ExecStart=/bin/true run --config /etc/nftproxy/config.yaml"));
+        Path copy = Files.writeString(tmp.resolve("nftproxy.service"), unit);
+        Result verify = run(List.of(analyze, "verify", copy.toString()));
+        // verify exits 0 even for unknown or misplaced keys, so any output at all is a finding.
+        assertEquals(new Result(0, ""), verify);
+    }
+
+    @Test
+    void systemdAnalyzeSecurityExposureStaysLow() throws Exception {
+        String analyze = skipUnless("systemd-analyze");
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "jar");
+        Path root = Files.createDirectory(tmp.resolve("root"));
+        assertEquals(0, install("--jar", jar.toString(), "--prefix", root.toString()).exit());
+        Result security = run(List.of(analyze, "security", "--offline=true", "--root=" + root, "--no-pager",
+                "nftproxy.service"));
+        Matcher score = Pattern.compile("Overall exposure level for nftproxy\\.service: ([0-9.]+)")
+                .matcher(security.output());
+        if (!score.find()) {
+            String cause = "systemd-analyze security --offline unsupported here: " + security.output().strip();
+            System.out.println("skipped: " + cause);
+            Assumptions.assumeTrue(false, cause);
+        }
+        double exposure = Double.parseDouble(score.group(1));
+        System.out.printf("systemd-analyze security: exposure %.1f (lower is better)%n", exposure);
+        assertTrue(exposure <= MAX_EXPOSURE, "exposure " + exposure + "\n" + security.output());
+    }
+
+    @Test
+    void unitCarriesTheRequiredDirectives() throws IOException {
+        List<String> lines = Files.readAllLines(UNIT).stream().map(String::strip)
+                .filter(l -> !l.isEmpty() && !l.startsWith("#")).collect(Collectors.toList());
+        for (String required : List.of("Type=notify", "NotifyAccess=main", "WatchdogSec=30s", "Restart=always",
+                "ExecStart=/usr/local/bin/nftproxy run --config /etc/nftproxy/config.yaml", "RestartSec=2s",
+                "OOMScoreAdjust=-999", "TimeoutStopSec=20s", "KillSignal=SIGTERM", "User=nftproxy",
+                "AmbientCapabilities=CAP_NET_ADMIN", "CapabilityBoundingSet=CAP_NET_ADMIN", "NoNewPrivileges=yes",
+                "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "PrivateDevices=yes",
+                "ProtectKernelModules=yes", "ProtectKernelLogs=yes", "ProtectControlGroups=yes", "ProtectClock=yes",
+                "ProtectHostname=yes", "RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6",
+                "RestrictNamespaces=yes", "RestrictRealtime=yes", "RestrictSUIDSGID=yes", "LockPersonality=yes",
+                "SystemCallArchitectures=native", "SystemCallFilter=@system-service")) {
+            assertTrue(lines.contains(required), "missing " + required);
+        }
+        // The host's network namespace is the one to program, and the JIT needs W+X memory.
+        for (String forbidden : List.of("PrivateNetwork", "MemoryDenyWriteExecute", "PrivateUsers", "ExecStop")) {
+            assertTrue(lines.stream().noneMatch(l -> l.startsWith(forbidden + "=")), forbidden + " must not be set");
+        }
+    }
+}
