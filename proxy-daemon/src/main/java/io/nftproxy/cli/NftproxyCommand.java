@@ -18,10 +18,11 @@ import java.util.concurrent.Callable;
 @Command(name = "nftproxy",
         mixinStandardHelpOptions = true,
         versionProvider = NftproxyCommand.Version.class,
-        subcommands = {RenderCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {RenderCommand.class, RunCommand.class, CommandLine.HelpCommand.class},
         description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
                 ""},
-        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag.",
+        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag,",
+                "3 nft unavailable, 4 permission denied, 5 transaction refused (run).",
                 "", "Start with:  nftproxy render --manifests examples --hostname-override k8s-node-1"})
 public final class NftproxyCommand implements Callable<Integer> {
     @Spec

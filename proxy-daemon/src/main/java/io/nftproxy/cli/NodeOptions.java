@@ -18,6 +18,9 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -113,6 +116,23 @@ public final class NodeOptions {
         NodeContext node = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
                 nodePortCidrs(ips), ips, masqueradeAll, masqueradeBit, true);
         return new NodeSetup(snapshot, node, load, diags, notes);
+    }
+
+    /**
+     * {@link #resolve()}, with an unreadable manifest directory explained on {@code err} in one line: then null,
+     * and the caller exits with {@link ExitCodes#INPUT_UNREADABLE}.
+     */
+    public NodeSetup resolveOrExplain(PrintWriter err) {
+        try {
+            return resolve();
+        } catch (NoSuchFileException | NotDirectoryException e) {
+            err.println("nftproxy: --manifests " + manifests + ": no such directory");
+        } catch (AccessDeniedException e) {
+            err.println("nftproxy: --manifests " + manifests + ": permission denied");
+        } catch (IOException e) {
+            err.println("nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")");
+        }
+        return null;
     }
 
     /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */

@@ -11,11 +11,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.NotDirectoryException;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -65,19 +61,8 @@ public final class RenderCommand implements Callable<Integer> {
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NodeOptions.NodeSetup setup;
-        try {
-            setup = nodeOptions.resolve();
-        } catch (NoSuchFileException | NotDirectoryException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": no such directory");
-            return ExitCodes.INPUT_UNREADABLE;
-        } catch (AccessDeniedException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": permission denied");
-            return ExitCodes.INPUT_UNREADABLE;
-        } catch (IOException e) {
-            err.println("nftproxy: --manifests " + nodeOptions.manifests + ": cannot be read (" + e.getMessage() + ")");
-            return ExitCodes.INPUT_UNREADABLE;
-        }
+        NodeOptions.NodeSetup setup = nodeOptions.resolveOrExplain(err);
+        if (setup == null) return ExitCodes.INPUT_UNREADABLE;
         nodeOptions.report(setup, err);
         Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
         for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
