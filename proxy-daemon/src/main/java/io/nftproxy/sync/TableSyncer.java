@@ -114,7 +114,7 @@ public final class TableSyncer {
                 tx = Differ.replacing(desired);
                 newlyStale = List.of();
             } else {
-                Differ.Diff d = Differ.diff(kernel, desired);
+                Differ.Diff d = Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
                 tx = d.transaction();
                 newlyStale = d.staleChains();
             }
