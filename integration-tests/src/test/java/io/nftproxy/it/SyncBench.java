@@ -26,6 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Sync latency at scale against the real kernel (in-process libnftables, throwaway namespace): cold full sync,
  * restart adoption, and single-change partial syncs. Not part of verify (minutes, and heavy on a shared machine):
+ * Its name matches none of surefire's default patterns, so {@code verify} never runs it; run it with
  * {@code ./mvnw -B verify -pl integration-tests -am -Dtest=SyncBench -Dsurefire.failIfNoSpecifiedTests=false
  * -Dsync.bench=1000,10000}. Prints numbers; asserts only correctness.
  */
