@@ -53,6 +53,15 @@ public final class TableComparison {
         return new TableComparison(expected, actual, tolerances).run();
     }
 
+    /**
+     * Whether two rule lists mean the same to the kernel (anonymous address sets compared as the addresses they
+     * cover, as {@link #diff} does). A table read back from the kernel spells merged address sets differently from
+     * the model, and adopting it must not rewrite a chain for that alone.
+     */
+    public static boolean sameRules(List<Rule> expected, List<Rule> actual) {
+        return expected.size() == actual.size() && canonical(expected).equals(canonical(actual));
+    }
+
     private List<String> run() {
         if (expected.family() != actual.family()) {
             out.add("family: expected " + expected.family().nftFamily() + ", actual " + actual.family().nftFamily());

@@ -8,8 +8,14 @@ public final class ExitCodes {
     public static final int INPUT_UNREADABLE = 1;
     /** A flag or its value was wrong; nothing was done. */
     public static final int USAGE = 2;
+    /** nft cannot be used here: neither libnftables nor the nft binary works (missing, broken namespace). */
+    public static final int NFT_UNAVAILABLE = 3;
+    /** nft said "Operation not permitted": the process lacks CAP_NET_ADMIN in the network namespace. */
+    public static final int PERMISSION_DENIED = 4;
+    /** The kernel or nft refused the transaction; the previous table (if any) is unchanged. */
+    public static final int SYNC_FAILED = 5;
     /** {@code trace} could not follow the packet to an end (a jump loop or too many paths in the table). */
-    public static final int UNTRACEABLE = 3;
+    public static final int UNTRACEABLE = 6;
 
     private ExitCodes() {}
 }

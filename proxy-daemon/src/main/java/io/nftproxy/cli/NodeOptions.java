@@ -119,6 +119,19 @@ public final class NodeOptions {
         return new NodeSetup(snapshot, node, load, diags, notes);
     }
 
+    /**
+     * {@link #resolve()}, with an unreadable manifest directory explained on {@code err} in one line: then null,
+     * and the caller exits with {@link ExitCodes#INPUT_UNREADABLE}.
+     */
+    public NodeSetup resolveOrExplain(PrintWriter err) {
+        try {
+            return resolve();
+        } catch (IOException e) {
+            err.println(unreadable(e));
+            return null;
+        }
+    }
+
     /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */
     public void report(NodeSetup setup, PrintWriter err) {
         for (LoadProblem p : setup.load().problems()) err.println("warning: " + p.describe("skipped"));
@@ -129,7 +142,6 @@ public final class NodeOptions {
         for (String n : setup.notes()) err.println("warning: " + n);
     }
 
-    /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
     /** A resolved node setup and what the renderer made of it. */
     public record Rendered(NodeSetup setup, Renderer.Rendering rendering) {}
 
@@ -138,19 +150,15 @@ public final class NodeOptions {
      * Returns null when the manifests cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
      */
     public Rendered render(PrintWriter err) {
-        NodeSetup setup;
-        try {
-            setup = resolve();
-        } catch (IOException e) {
-            err.println(unreadable(e));
-            return null;
-        }
+        NodeSetup setup = resolveOrExplain(err);
+        if (setup == null) return null;
         report(setup, err);
         Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
         for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
         return new Rendered(setup, rendering);
     }
 
+    /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
     public String unreadable(IOException e) {
         if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
             return "nftproxy: --manifests " + manifests + ": no such directory";

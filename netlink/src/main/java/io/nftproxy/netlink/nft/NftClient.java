@@ -1,6 +1,9 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.proxy.Capabilities;
 import io.nftproxy.proxy.IpFamily;
 
@@ -23,6 +26,18 @@ public interface NftClient extends AutoCloseable {
      * <b>null when the table does not exist</b>. Other failures throw. Slow for large tables: not for every sync.
      */
     String listTableJson(IpFamily family);
+
+    /**
+     * The table as the kernel holds it, read into the model, or <b>null when it does not exist</b>. The real clients
+     * read {@link #listTableJson} through {@link KernelTableParser}; the fake hands out its model directly.
+     *
+     * @throws UnrecognisedRuleException the table holds something nftproxy never writes (someone else's rule)
+     * @throws IllegalArgumentException  nft printed something that is not a listing of one {@code kube-proxy} table
+     */
+    default DesiredTable readTable(IpFamily family) throws UnrecognisedRuleException {
+        String json = listTableJson(family);
+        return json == null ? null : KernelTableParser.parse(json);
+    }
 
     /** What this host's nft accepts; probed on first call, then cached. */
     Capabilities capabilities();

@@ -1,0 +1,167 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.netlink.rt.AddressDump;
+import io.nftproxy.netlink.rt.InterfaceAddress;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.sync.ProxySync;
+import io.nftproxy.sync.SyncResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code nftproxy run}: programs the kernel. For now only {@code --once}: load the manifests, probe nft, apply both
+ * tables in the current network namespace (adopting whatever of them is already there), report, exit.
+ */
+@Command(name = "run",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {"Program the kube-proxy tables in this network namespace.",
+                "",
+                "With --once: apply both tables (table ip kube-proxy, table ip6 kube-proxy) once and exit. Whatever of "
+                        + "them the kernel already holds correctly is left untouched; anything else nftproxy did "
+                        + "not write is replaced. Needs CAP_NET_ADMIN.",
+                ""},
+        footer = {"", "Example:",
+                "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
+                "", "Exit codes: 0 applied, 1 --manifests missing or unreadable, 2 invalid flag (or no --once), "
+                + "3 nft unavailable, 4 permission denied, 5 transaction refused by nft or the kernel."})
+public final class RunCommand implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+
+    /** Opens the nft client; a seam so tests can hand in a fake. */
+    @FunctionalInterface
+    public interface ClientFactory {
+        NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException;
+    }
+
+    static final ClientFactory KERNEL = (mode, netns) ->
+            netns == null ? NftClients.create(mode) : NftClients.createInNamespace(mode, netns);
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    NodeOptions nodeOptions;
+
+    @Option(names = "--once", description = "Apply the tables once and exit (0 when applied).")
+    boolean once;
+
+    @Option(names = "--nft-mode", paramLabel = "library|exec|auto", defaultValue = "auto",
+            converter = ModeConverter.class,
+            description = {"How to talk to nftables: 'library' (libnftables in-process), 'exec' (run the nft binary) "
+                    + "or 'auto' (the library when it loads, else the binary).", "Default: ${DEFAULT-VALUE}."})
+    NftClients.Mode nftMode;
+
+    /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it; the JVM stays put. */
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
+    String netns;
+
+    private final ClientFactory clients;
+
+    public RunCommand() { this(KERNEL); }
+
+    public RunCommand(ClientFactory clients) { this.clients = clients; }
+
+    @Override public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try {
+            return run(out, err);
+        } finally {
+            out.flush();
+            err.flush();
+        }
+    }
+
+    private int run(PrintWriter out, PrintWriter err) {
+        if (!once) {
+            err.println("nftproxy run: the daemon mode is not implemented yet; use --once");
+            return ExitCodes.USAGE;
+        }
+        NodeOptions.NodeSetup setup = nodeOptions.resolveOrExplain(err);
+        if (setup == null) return ExitCodes.INPUT_UNREADABLE;
+        nodeOptions.report(setup, err);
+        NodeContext node = withInterfaceAddresses(setup.node(), err);
+
+        NftClients.Selection selection;
+        try {
+            selection = clients.open(nftMode, netns);
+        } catch (NftException e) {
+            err.println("nftproxy: nft unavailable: " + e.getMessage());
+            return ExitCodes.NFT_UNAVAILABLE;
+        } catch (IOException | RuntimeException e) {
+            err.println("nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage());
+            return ExitCodes.NFT_UNAVAILABLE;
+        }
+        try (NftClient client = selection.client()) {
+            log.info("{}", selection.reason());
+            try {
+                client.capabilities();
+            } catch (NftException e) {
+                if (e.isPermission()) return permissionDenied(err, e);
+                err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
+                return ExitCodes.NFT_UNAVAILABLE;
+            }
+            ProxySync.Result result = new ProxySync(client).sync(setup.snapshot(), node, Instant.now());
+            int exit = ExitCodes.OK;
+            for (SyncResult r : result.families().values()) {
+                if (r.success()) {
+                    out.println("applied table " + r.family().nftFamily() + " kube-proxy: " + r.kind().name().toLowerCase(java.util.Locale.ROOT)
+                            + " sync, " + r.commands() + " commands" + (r.replaced() ? " (foreign content replaced)" : "")
+                            + ", " + r.duration().toMillis() + " ms");
+                } else if (r.errorKind() == NftException.Kind.PERMISSION) {
+                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: permission denied "
+                            + "(needs CAP_NET_ADMIN): " + r.error());
+                    exit = ExitCodes.PERMISSION_DENIED;
+                } else {
+                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: " + r.error());
+                    if (exit == ExitCodes.OK) exit = ExitCodes.SYNC_FAILED;
+                }
+            }
+            return exit;
+        }
+    }
+
+    private static int permissionDenied(PrintWriter err, NftException e) {
+        err.println("nftproxy: permission denied: nftables needs CAP_NET_ADMIN in this network namespace (" + e.getMessage() + ")");
+        return ExitCodes.PERMISSION_DENIED;
+    }
+
+    /** {@code nodeport-ips} holds the node's interface addresses; --node-ip is the fallback when they cannot be read. */
+    private NodeContext withInterfaceAddresses(NodeContext node, PrintWriter err) {
+        try {
+            List<InterfaceAddress> addrs = netns == null ? AddressDump.dump() : NetnsThread.callIn(netns, AddressDump::dump);
+            List<IpAddress> local = addrs.stream().map(InterfaceAddress::address).distinct().toList();
+            return node.withLocalAddresses(local);
+        } catch (Exception e) {
+            err.println("warning: cannot list the node's interface addresses (" + e.getMessage() + "); using --node-ip for nodeport-ips");
+            return node;
+        }
+    }
+
+    static final class ModeConverter implements picocli.CommandLine.ITypeConverter<NftClients.Mode> {
+        @Override public NftClients.Mode convert(String value) {
+            try {
+                return NftClients.Mode.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new picocli.CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+package io.nftproxy.sync;
+
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.proxy.IpFamily;
+
+import java.time.Duration;
+
+/**
+ * What one sync of one family's table did.
+ *
+ * @param kind               full (read the kernel back, or created/replaced the table) or partial (diff against the
+ *                           last committed model)
+ * @param commands           commands sent in the main transaction (0: nothing was sent)
+ * @param staleChainsDeleted chains deleted by the separate stale-chain transaction before the main one
+ * @param replaced           a full sync found content nftproxy does not write and replaced the table wholesale
+ * @param errorKind          the failure's kind, null on success
+ * @param error              the failure in one line (kind, nft's message, the failing command), null on success
+ */
+public record SyncResult(IpFamily family, Kind kind, int commands, int staleChainsDeleted, boolean replaced,
+                         Duration duration, NftException.Kind errorKind, String error) {
+    public enum Kind { FULL, PARTIAL }
+
+    public boolean success() { return error == null; }
+
+    public boolean full() { return kind == Kind.FULL; }
+
+    @Override public String toString() {
+        String what = family.nftFamily() + " kube-proxy: " + kind.name().toLowerCase(java.util.Locale.ROOT) + " sync, "
+                + commands + " commands" + (staleChainsDeleted > 0 ? ", " + staleChainsDeleted + " stale chains deleted" : "")
+                + (replaced ? ", foreign content replaced" : "") + ", " + duration.toMillis() + " ms";
+        return success() ? what : what + ", FAILED: " + error;
+    }
+}
