@@ -131,7 +131,6 @@ public final class TableSyncer {
                 return failed(kind, tx.size(), staleDeleted, replaced, start, e, "applying the transaction");
             }
         }
-        committed = desired;
         needFull = false;
         if (full) {
             lastFull = now;
@@ -143,6 +142,8 @@ public final class TableSyncer {
             for (String c : newlyStale) staleChains.putIfAbsent(c, now);
         }
         staleChains.keySet().removeIf(c -> desired.chain(c) != null);
+        // What the kernel now holds: the desired table plus the flushed, not yet deleted, stale chains.
+        committed = Differ.committed(desired, List.copyOf(staleChains.keySet()));
         SyncResult r = new SyncResult(family, kind, tx.size(), staleDeleted, replaced, elapsed(start), null, null);
         if (full || log.isDebugEnabled()) log.info("{}", r);
         return r;
@@ -155,9 +156,10 @@ public final class TableSyncer {
             if (desired.chain(e.getKey()) == null && !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now)) due.add(e.getKey());
         }
         if (due.isEmpty()) return 0;
-        Transaction tx = Differ.deleteChains(desired, due);
+        if (committed == null) return 0;
+        Transaction tx = Differ.deleteChains(committed, due);
         try {
-            client.apply(tx);
+            if (!tx.isEmpty()) client.apply(tx);
         } catch (NftException e) {
             failedTransactions++;
             failedStaleDeletes++;
@@ -166,10 +168,13 @@ public final class TableSyncer {
                     due.size(), family.nftFamily(), e.kind(), e.getMessage());
             return 0;
         }
+        committed = Differ.withoutChains(committed, tx);
+        // A due chain the differ kept is still in use after all; it stays stale and is retried.
+        DesiredTable now2 = committed;
         for (Iterator<String> it = staleChains.keySet().iterator(); it.hasNext(); ) {
-            if (due.contains(it.next())) it.remove();
+            if (now2.chain(it.next()) == null) it.remove();
         }
-        return due.size();
+        return tx.size();
     }
 
     private SyncResult failed(SyncResult.Kind kind, int commands, int staleDeleted, boolean replaced, long start,
