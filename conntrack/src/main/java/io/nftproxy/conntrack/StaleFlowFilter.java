@@ -106,6 +106,17 @@ public final class StaleFlowFilter {
     /** Whether there is nothing to clean in this family: no UDP service ports at all. */
     public boolean isEmpty() { return byServiceAddress.isEmpty() && byNodePort.isEmpty(); }
 
+    /**
+     * Whether a cleanup is due after a sync that moved from {@code previous} (null: none yet, as at start) to this
+     * state: upstream cleans only when some UDP service port's endpoints changed. A restart cleans once, which is
+     * harmless here because only flows whose reply source is not serving are deleted (unlike the flush-everything
+     * first sync of #122740).
+     */
+    public boolean changedSince(StaleFlowFilter previous) {
+        return previous == null || previous.family != family || !previous.byServiceAddress.equals(byServiceAddress)
+                || !previous.byNodePort.equals(byNodePort);
+    }
+
     /** Whether the flow should be deleted. */
     public boolean isStale(FlowEntry flow) {
         return isStale(flow.family(), flow.protocol(), flow.origDst(), flow.origDstPort(), flow.replySrc());

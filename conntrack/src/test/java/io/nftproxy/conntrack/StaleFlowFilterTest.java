@@ -124,6 +124,28 @@ class StaleFlowFilterTest {
         assertFalse(FILTER.isEmpty());
     }
 
+    @Test
+    void aCleanupIsDueOnlyWhenUdpServingEndpointsChanged() {
+        assertTrue(FILTER.changedSince(null), "first sync");
+        assertFalse(StaleFlowFilter.of(state()).changedSince(FILTER), "same state");
+        ProxyState moreTcp = ProxyStateBuilder.build(cluster()
+                .service(svc("default", "web").clusterIP("172.30.0.40").port("http", "TCP", 80).build())
+                .slice(slice("default", "web", "web-1").port("http", "TCP", 8080).ready("10.0.3.9", TestClusters.NODE).build())
+                .snapshot(), IpFamily.IPV4, TestClusters.NODE);
+        ProxyState noTcp = ProxyStateBuilder.build(cluster().snapshot(), IpFamily.IPV4, TestClusters.NODE);
+        assertFalse(StaleFlowFilter.of(moreTcp).changedSince(StaleFlowFilter.of(noTcp)), "TCP endpoints do not count");
+        ProxyState oneDnsEndpointLess = ProxyStateBuilder.build(cluster()
+                .service(svc("kube-system", "dns").clusterIP("172.30.0.10").port("dns", "UDP", 53).build())
+                .slice(slice("kube-system", "dns", "dns-1").port("dns", "UDP", 5353).ready("10.0.1.1", TestClusters.NODE).build())
+                .snapshot(), IpFamily.IPV4, TestClusters.NODE);
+        ProxyState twoDns = ProxyStateBuilder.build(cluster()
+                .service(svc("kube-system", "dns").clusterIP("172.30.0.10").port("dns", "UDP", 53).build())
+                .slice(slice("kube-system", "dns", "dns-1").port("dns", "UDP", 5353).ready("10.0.1.1", TestClusters.NODE)
+                        .ready("10.0.1.2", TestClusters.NODE).build())
+                .snapshot(), IpFamily.IPV4, TestClusters.NODE);
+        assertTrue(StaleFlowFilter.of(oneDnsEndpointLess).changedSince(StaleFlowFilter.of(twoDns)), "UDP endpoint removed");
+    }
+
     private static IpAddress ip(String s) { return IpAddress.parse(s); }
 
     private static StaleFlowFilter.AddressPort key(String ip, int port) { return new StaleFlowFilter.AddressPort(ip(ip), port); }
