@@ -1,0 +1,248 @@
+package io.nftproxy.conntrack;
+
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.List;
+
+/**
+ * ctnetlink messages (linux/netfilter/nfnetlink_conntrack.h): the dump request, delete requests, and the parser of
+ * {@code IPCTNL_MSG_CT_NEW} dump replies. Netlink headers and attribute headers are in host order; addresses,
+ * ports, zone and id are big-endian, as the kernel stores them.
+ */
+final class CtMessages {
+    static final int NLMSG_HDRLEN = 16;
+    static final int NFGENMSG_LEN = 4;
+    static final int NLMSG_ERROR = 2;
+    static final int NLMSG_DONE = 3;
+    static final int NLM_F_REQUEST = 0x1;
+    static final int NLM_F_ACK = 0x4;
+    static final int NLM_F_DUMP = 0x300;
+
+    static final int NFNL_SUBSYS_CTNETLINK = 1;
+    static final int IPCTNL_MSG_CT_NEW = 0;
+    static final int IPCTNL_MSG_CT_GET = 1;
+    static final int IPCTNL_MSG_CT_DELETE = 2;
+
+    static final int NLA_F_NESTED = 0x8000;
+    static final int NLA_TYPE_MASK = 0x3fff;
+
+    static final int CTA_TUPLE_ORIG = 1;
+    static final int CTA_TUPLE_REPLY = 2;
+    static final int CTA_ID = 12;
+    static final int CTA_ZONE = 18;
+    static final int CTA_TUPLE_IP = 1;
+    static final int CTA_TUPLE_PROTO = 2;
+    static final int CTA_IP_V4_SRC = 1;
+    static final int CTA_IP_V4_DST = 2;
+    static final int CTA_IP_V6_SRC = 3;
+    static final int CTA_IP_V6_DST = 4;
+    static final int CTA_PROTO_NUM = 1;
+    static final int CTA_PROTO_SRC_PORT = 2;
+    static final int CTA_PROTO_DST_PORT = 3;
+
+    static final int AF_INET = 2;
+    static final int AF_INET6 = 10;
+
+    /** Upper bound of one delete request: header, nfgenmsg, an IPv6 tuple, zone, id. */
+    static final int MAX_DELETE_LEN = 160;
+
+    private CtMessages() {}
+
+    static int af(IpFamily f) { return f == IpFamily.IPV4 ? AF_INET : AF_INET6; }
+
+    static int type(int msg) { return (NFNL_SUBSYS_CTNETLINK << 8) | msg; }
+
+    /** {@code IPCTNL_MSG_CT_GET} with {@code NLM_F_DUMP}: every entry of the family (the kernel filters by L3). */
+    static ByteBuffer dumpRequest(IpFamily family, int seq) {
+        ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + NFGENMSG_LEN).order(ByteOrder.nativeOrder());
+        header(b, NLMSG_HDRLEN + NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET), NLM_F_REQUEST | NLM_F_DUMP, seq);
+        nfgen(b, family);
+        return b.flip();
+    }
+
+    /**
+     * Appends one {@code IPCTNL_MSG_CT_DELETE} for {@code flow}, asking for an ACK: the original tuple, the zone when
+     * not 0, and the id when known, so only the entry we listed is deleted.
+     */
+    static void appendDelete(ByteBuffer b, FlowEntry flow, int seq) {
+        int start = b.position();
+        header(b, 0, type(IPCTNL_MSG_CT_DELETE), NLM_F_REQUEST | NLM_F_ACK, seq);
+        nfgen(b, flow.family());
+        int tuple = beginNested(b, CTA_TUPLE_ORIG);
+        int ip = beginNested(b, CTA_TUPLE_IP);
+        boolean v4 = flow.family() == IpFamily.IPV4;
+        bytesAttr(b, v4 ? CTA_IP_V4_SRC : CTA_IP_V6_SRC, flow.origSrc().bytes());
+        bytesAttr(b, v4 ? CTA_IP_V4_DST : CTA_IP_V6_DST, flow.origDst().bytes());
+        endNested(b, ip);
+        int proto = beginNested(b, CTA_TUPLE_PROTO);
+        u8Attr(b, CTA_PROTO_NUM, flow.protocol());
+        if (hasPorts(flow.protocol())) {
+            be16Attr(b, CTA_PROTO_SRC_PORT, flow.origSrcPort());
+            be16Attr(b, CTA_PROTO_DST_PORT, flow.origDstPort());
+        }
+        endNested(b, proto);
+        endNested(b, tuple);
+        if (flow.zone() != 0) be16Attr(b, CTA_ZONE, flow.zone());
+        if (flow.id() != 0) be32Attr(b, CTA_ID, (int) flow.id());
+        b.putInt(start, b.position() - start);
+    }
+
+    private static boolean hasPorts(int protocol) {
+        return protocol == FlowEntry.TCP || protocol == FlowEntry.UDP || protocol == FlowEntry.SCTP
+                || protocol == 136 /* UDP-Lite */ || protocol == 33 /* DCCP */;
+    }
+
+    private static void header(ByteBuffer b, int len, int type, int flags, int seq) {
+        b.putInt(len).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
+    }
+
+    private static void nfgen(ByteBuffer b, IpFamily family) {
+        b.put((byte) af(family)).put((byte) 0 /* NFNETLINK_V0 */).putShort((short) 0);
+    }
+
+    private static int beginNested(ByteBuffer b, int type) {
+        int at = b.position();
+        b.putShort((short) 0).putShort((short) (type | NLA_F_NESTED));
+        return at;
+    }
+
+    private static void endNested(ByteBuffer b, int at) { b.putShort(at, (short) (b.position() - at)); }
+
+    private static void bytesAttr(ByteBuffer b, int type, byte[] v) {
+        b.putShort((short) (4 + v.length)).putShort((short) type).put(v);
+        pad(b);
+    }
+
+    private static void u8Attr(ByteBuffer b, int type, int v) {
+        b.putShort((short) 5).putShort((short) type).put((byte) v);
+        pad(b);
+    }
+
+    private static void be16Attr(ByteBuffer b, int type, int v) {
+        b.putShort((short) 6).putShort((short) type).put((byte) (v >>> 8)).put((byte) v);
+        pad(b);
+    }
+
+    private static void be32Attr(ByteBuffer b, int type, int v) {
+        b.putShort((short) 8).putShort((short) type)
+                .put((byte) (v >>> 24)).put((byte) (v >>> 16)).put((byte) (v >>> 8)).put((byte) v);
+    }
+
+    private static void pad(ByteBuffer b) {
+        while ((b.position() & 3) != 0) b.put((byte) 0);
+    }
+
+    static int align(int len) { return (len + 3) & ~3; }
+
+    /**
+     * Parses the {@code IPCTNL_MSG_CT_NEW} messages of one dump datagram with sequence {@code seq} into {@code out};
+     * true once {@code NLMSG_DONE} arrived. An error reply throws.
+     */
+    static boolean parseDump(ByteBuffer buf, int seq, IpFamily family, List<FlowEntry> out) throws IOException {
+        int pos = 0;
+        int end = buf.limit();
+        while (pos + NLMSG_HDRLEN <= end) {
+            int len = buf.getInt(pos);
+            int type = buf.getShort(pos + 4) & 0xffff;
+            int msgSeq = buf.getInt(pos + 8);
+            if (len < NLMSG_HDRLEN || pos + len > end) throw new IOException("malformed netlink message, length " + len);
+            if (msgSeq == seq) {
+                if (type == NLMSG_DONE) return true;
+                if (type == NLMSG_ERROR) {
+                    int err = buf.getInt(pos + NLMSG_HDRLEN);
+                    if (err != 0) throw new io.nftproxy.netlink.rt.NetlinkException("ctnetlink dump", -err);
+                } else if (type == type(IPCTNL_MSG_CT_NEW) && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
+                    FlowEntry e = entry(buf, pos + NLMSG_HDRLEN, pos + len);
+                    if (e != null && e.family() == family) out.add(e);
+                }
+            }
+            pos += align(len);
+        }
+        return false;
+    }
+
+    /** One entry: nfgenmsg, then attributes. Entries without both tuples (none in practice) are skipped. */
+    static FlowEntry entry(ByteBuffer buf, int at, int end) {
+        int af = buf.get(at) & 0xff;
+        IpFamily family = af == AF_INET ? IpFamily.IPV4 : af == AF_INET6 ? IpFamily.IPV6 : null;
+        if (family == null) return null;
+        Tuple orig = null, reply = null;
+        int zone = 0;
+        long id = 0;
+        for (int pos = at + NFGENMSG_LEN; pos + 4 <= end; ) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            if (atype == CTA_TUPLE_ORIG) orig = tuple(buf, pos + 4, pos + alen);
+            else if (atype == CTA_TUPLE_REPLY) reply = tuple(buf, pos + 4, pos + alen);
+            else if (atype == CTA_ZONE && alen >= 6) zone = be16(buf, pos + 4);
+            else if (atype == CTA_ID && alen >= 8) id = be32(buf, pos + 4);
+            pos += align(alen);
+        }
+        if (orig == null || reply == null || orig.src == null || orig.dst == null || reply.src == null || reply.dst == null) {
+            return null;
+        }
+        return new FlowEntry(family, orig.proto, orig.src, orig.dst, orig.sport, orig.dport,
+                reply.src, reply.dst, reply.sport, reply.dport, zone, id);
+    }
+
+    private static final class Tuple {
+        IpAddress src, dst;
+        int proto, sport, dport;
+    }
+
+    private static Tuple tuple(ByteBuffer buf, int at, int end) {
+        Tuple t = new Tuple();
+        for (int pos = at; pos + 4 <= end; ) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            if (atype == CTA_TUPLE_IP) ip(buf, pos + 4, pos + alen, t);
+            else if (atype == CTA_TUPLE_PROTO) proto(buf, pos + 4, pos + alen, t);
+            pos += align(alen);
+        }
+        return t;
+    }
+
+    private static void ip(ByteBuffer buf, int at, int end, Tuple t) {
+        for (int pos = at; pos + 4 <= end; ) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            int vlen = alen - 4;
+            boolean v4 = (atype == CTA_IP_V4_SRC || atype == CTA_IP_V4_DST) && vlen == 4;
+            boolean v6 = (atype == CTA_IP_V6_SRC || atype == CTA_IP_V6_DST) && vlen == 16;
+            if (v4 || v6) {
+                byte[] v = new byte[vlen];
+                buf.get(pos + 4, v);
+                IpAddress a = IpAddress.of(v);
+                if (atype == CTA_IP_V4_SRC || atype == CTA_IP_V6_SRC) t.src = a;
+                else t.dst = a;
+            }
+            pos += align(alen);
+        }
+    }
+
+    private static void proto(ByteBuffer buf, int at, int end, Tuple t) {
+        for (int pos = at; pos + 4 <= end; ) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            if (atype == CTA_PROTO_NUM && alen >= 5) t.proto = buf.get(pos + 4) & 0xff;
+            else if (atype == CTA_PROTO_SRC_PORT && alen >= 6) t.sport = be16(buf, pos + 4);
+            else if (atype == CTA_PROTO_DST_PORT && alen >= 6) t.dport = be16(buf, pos + 4);
+            pos += align(alen);
+        }
+    }
+
+    private static int be16(ByteBuffer buf, int at) { return ((buf.get(at) & 0xff) << 8) | (buf.get(at + 1) & 0xff); }
+
+    private static long be32(ByteBuffer buf, int at) {
+        return ((long) (buf.get(at) & 0xff) << 24) | ((buf.get(at + 1) & 0xff) << 16)
+                | ((buf.get(at + 2) & 0xff) << 8) | (buf.get(at + 3) & 0xff);
+    }
+}
