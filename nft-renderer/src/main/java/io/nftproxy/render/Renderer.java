@@ -35,8 +35,11 @@ public final class Renderer {
     public static Renderer upstream() { return new Renderer(false); }
 
     /** The result for both families. */
-    public record Rendering(Map<IpFamily, Table> tables, List<Diagnostic> diagnostics) {
+    /** Both families' tables, the validated states they were rendered from, and what was skipped. */
+    public record Rendering(Map<IpFamily, Table> tables, Map<IpFamily, ProxyState> states, List<Diagnostic> diagnostics) {
         public DesiredTable table(IpFamily f) { return tables.get(f).table(); }
+
+        public ProxyState state(IpFamily f) { return states.get(f); }
     }
 
     /** One family's table and its per-sync counters. */
@@ -44,14 +47,16 @@ public final class Renderer {
 
     public Rendering render(ClusterSnapshot snapshot, NodeContext node) {
         Map<IpFamily, Table> tables = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
         List<Diagnostic> diags = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
             ProxyState state = ProxyStateBuilder.build(snapshot, f, node.nodeName());
+            states.put(f, state);
             // Family-independent objects (bad names, say) are reported once, from the IPv4 pass.
             for (Diagnostic d : state.diagnostics()) if (!diags.contains(d)) diags.add(d);
             tables.put(f, render(state, node));
         }
-        return new Rendering(tables, diags);
+        return new Rendering(tables, states, diags);
     }
 
     public Table render(ProxyState state, NodeContext node) {

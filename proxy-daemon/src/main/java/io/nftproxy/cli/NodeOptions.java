@@ -8,6 +8,7 @@ import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.node.NodeSettings;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
@@ -102,20 +103,15 @@ public final class NodeOptions {
         validateFlags();
         LoadResult load = new ManifestLoader().load(manifests);
         ClusterSnapshot snapshot = load.snapshot();
-        List<Diagnostic> diags = new ArrayList<>();
-        List<String> notes = new ArrayList<>();
         NodeObject nodeObject = snapshot.node(hostname);
-
-        List<IpAddress> ips = nodeIPs;
-        if (ips.isEmpty()) {
-            ips = nodeObject == null ? List.of() : nodeObjectIPs(nodeObject, diags);
-            if (nodeObject == null) {
-                notes.add("no Node named " + InvalidInputException.printable(hostname) + " in " + manifests
-                        + " and no --node-ip: NodePorts are accepted on every local address");
-            }
+        NodeSettings.Resolved r = settings().resolve(nodeObject, null);
+        List<String> notes = new ArrayList<>();
+        if (nodeObject == null && nodeIPs.isEmpty()) {
+            notes.add("no Node named " + InvalidInputException.printable(hostname) + " in " + manifests
+                    + " and no --node-ip: NodePorts are accepted on every local address");
         }
-        NodeContext node = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
-                nodePortCidrs(ips), ips, masqueradeAll, masqueradeBit, true);
+        NodeContext node = r.node();
+        List<Diagnostic> diags = r.diagnostics();
         return new NodeSetup(snapshot, node, load, diags, notes);
     }
 
@@ -187,15 +183,6 @@ public final class NodeOptions {
         if (!nodePortAddresses.contains(PRIMARY)) parsedNodePortCidrs();
     }
 
-    private List<IpPrefix> nodePortCidrs(List<IpAddress> ips) {
-        if (!nodePortAddresses.contains(PRIMARY)) return parsedNodePortCidrs();
-        List<IpPrefix> out = new ArrayList<>();
-        for (IpFamily f : IpFamily.values()) {
-            ips.stream().filter(a -> a.family() == f).findFirst().ifPresent(a -> out.add(IpPrefix.host(a)));
-        }
-        return out;
-    }
-
     private List<IpPrefix> parsedNodePortCidrs() {
         List<IpPrefix> out = new ArrayList<>();
         for (String s : nodePortAddresses) {
@@ -208,21 +195,9 @@ public final class NodeOptions {
         return out;
     }
 
-    /** InternalIP addresses first, then ExternalIP: the first of each family is the node's primary IP. */
-    private static List<IpAddress> nodeObjectIPs(NodeObject node, List<Diagnostic> diags) {
-        List<IpAddress> out = new ArrayList<>();
-        for (String type : List.of("InternalIP", "ExternalIP")) {
-            for (NodeObject.Address a : node.addresses()) {
-                if (!type.equals(a.type())) continue;
-                try {
-                    IpAddress ip = IpAddress.parse(a.address());
-                    if (!out.contains(ip)) out.add(ip);
-                } catch (InvalidInputException e) {
-                    diags.add(new Diagnostic("Node", node.meta().key(), "status.addresses", e.getMessage()));
-                }
-            }
-        }
-        return out;
+    /** The node-level flags as settings the daemon shares. */
+    public NodeSettings settings() {
+        return new NodeSettings(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit);
     }
 
     private ParameterException usage(String flag, String value, String allowed) {

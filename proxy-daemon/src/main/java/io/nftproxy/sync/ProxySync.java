@@ -31,7 +31,8 @@ public final class ProxySync {
     private static final Logger log = LoggerFactory.getLogger(ProxySync.class);
 
     /** Both families' results, the diagnostics of this render, and those of them logged now (new or changed). */
-    public record Result(Map<IpFamily, SyncResult> families, List<Diagnostic> diagnostics, List<Diagnostic> logged) {
+    public record Result(Map<IpFamily, SyncResult> families, List<Diagnostic> diagnostics, List<Diagnostic> logged,
+                         Renderer.Rendering rendering) {
         public boolean success() { return families.values().stream().allMatch(SyncResult::success); }
     }
 
@@ -63,7 +64,7 @@ public final class ProxySync {
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) results.put(f, syncers.get(f).sync(rendering.table(f), now));
         lastNode = node;
-        return new Result(results, rendering.diagnostics(), fresh);
+        return new Result(results, rendering.diagnostics(), fresh, rendering);
     }
 
     private List<Diagnostic> logNewDiagnostics(List<Diagnostic> diags) {
