@@ -37,14 +37,14 @@ public final class NodeOptions {
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
 
-    @Option(names = "--manifests", required = true, paramLabel = "DIR",
+    @Option(names = "--manifests", paramLabel = "DIR",
             description = {"Directory of Kubernetes objects in API format (*.yaml, *.yml, *.json; read recursively, "
                     + "multi-document YAML and 'kind: List' allowed): v1 Service, discovery.k8s.io/v1 EndpointSlice, "
                     + "v1 Node, networking.k8s.io/v1 ServiceCIDR. Other kinds are ignored.",
                     "Example: --manifests examples"})
     Path manifests;
 
-    @Option(names = "--hostname-override", required = true, paramLabel = "NAME",
+    @Option(names = "--hostname-override", paramLabel = "NAME",
             description = {"Name of the node the table is rendered for. Endpoints with this nodeName are local; the "
                     + "Node object of this name supplies node IPs and zone.", "Example: --hostname-override k8s-node-1"})
     String hostname;
@@ -164,6 +164,9 @@ public final class NodeOptions {
     }
 
     private void validateFlags() {
+        // Not required at parse time: the daemon takes these from --config or Kubernetes instead.
+        if (manifests == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--manifests=DIR'");
+        if (hostname == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--hostname-override=NAME'");
         try {
             NodeContext.minimal(hostname);
         } catch (InvalidInputException e) {

@@ -20,6 +20,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -31,16 +32,26 @@ import java.util.concurrent.Callable;
 @Command(name = "run",
         mixinStandardHelpOptions = true,
         sortOptions = false,
-        description = {"Program the kube-proxy tables in this network namespace.",
+        description = {"Program the kube-proxy tables (table ip kube-proxy, table ip6 kube-proxy) in this network "
+                + "namespace and keep them in step with the cluster. Needs CAP_NET_ADMIN.",
                 "",
-                "With --once: apply both tables (table ip kube-proxy, table ip6 kube-proxy) once and exit. Whatever of "
-                        + "them the kernel already holds correctly is left untouched; anything else nftproxy did "
-                        + "not write is replaced. Needs CAP_NET_ADMIN.",
+                "The daemon watches Services, EndpointSlices, this node's Node object and ServiceCIDRs (from the API "
+                        + "server, or from a --manifests directory it watches), applies each change as one atomic "
+                        + "transaction per family, repairs the tables at once when anyone else changes them, serves "
+                        + "/healthz and /livez, /metrics, and health-check NodePorts, and cleans stale UDP conntrack "
+                        + "entries. SIGTERM stops it and leaves the rules in place.",
+                "",
+                "With --once: apply both tables once from --manifests and exit. Whatever the kernel already holds "
+                        + "correctly is left untouched; anything else nftproxy did not write is replaced.",
                 ""},
-        footer = {"", "Example:",
+        footer = {"", "Examples:",
+                "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig --hostname-override k8s-node-1 --cluster-cidr 10.244.0.0/16",
+                "  nftproxy run --config /etc/nftproxy/config.yaml",
+                "  nftproxy run --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
-                "", "Exit codes: 0 applied, 1 --manifests missing or unreadable, 2 invalid flag (or no --once), "
-                + "3 nft unavailable, 4 permission denied, 5 transaction refused by nft or the kernel."})
+                "", "Exit codes: 0 applied (--once) or stopped by SIGTERM, 1 --manifests missing or unreadable, "
+                + "2 invalid flag or configuration, 3 nft unavailable, 4 permission denied, 5 transaction refused "
+                + "by nft or the kernel (--once; the daemon retries instead)."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
@@ -49,6 +60,8 @@ public final class RunCommand implements Callable<Integer> {
     public interface ClientFactory {
         NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException;
     }
+
+    ClientFactory clients() { return clients; }
 
     static final ClientFactory KERNEL = (mode, netns) ->
             netns == null ? NftClients.create(mode) : NftClients.createInNamespace(mode, netns);
@@ -59,8 +72,35 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin
     NodeOptions nodeOptions;
 
-    @Option(names = "--once", description = "Apply the tables once and exit (0 when applied).")
+    @Option(names = "--once", description = "Apply the tables once from --manifests and exit (0 when applied).")
     boolean once;
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = {"A KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) YAML file; the fields nftproxy "
+                    + "uses are listed in docs/configuration.md. Flags given explicitly override it."})
+    Path config;
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = {"Kubeconfig for the API server. Default: in-cluster service account, else ~/.kube/config. "
+                    + "Not together with --manifests."})
+    Path kubeconfig;
+
+    @Option(names = "--healthz-bind-address", paramLabel = "IP:PORT",
+            description = {"Where /healthz and /livez are served (port 0 disables). Default: 0.0.0.0:10256."})
+    String healthzBindAddress;
+
+    @Option(names = "--metrics-bind-address", paramLabel = "IP:PORT",
+            description = {"Where /metrics and /proxyMode are served (port 0 disables). Default: 127.0.0.1:10249."})
+    String metricsBindAddress;
+
+    @Option(names = "--min-sync-period", paramLabel = "DURATION",
+            description = {"Least time between two syncs; bursts of changes coalesce into one. Default: 100ms."})
+    String minSyncPeriod;
+
+    @Option(names = "--sync-period", paramLabel = "DURATION",
+            description = {"Longest time between two syncs (a no-op when nothing changed) and the retry ceiling after "
+                    + "a failure; /healthz fails when a change waited twice this long. Default: 30s."})
+    String syncPeriod;
 
     @Option(names = "--nft-mode", paramLabel = "library|exec|auto", defaultValue = "auto",
             converter = ModeConverter.class,
@@ -90,10 +130,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     private int run(PrintWriter out, PrintWriter err) {
-        if (!once) {
-            err.println("nftproxy run: the daemon mode is not implemented yet; use --once");
-            return ExitCodes.USAGE;
-        }
+        if (!once) return new DaemonLauncher(this, spec).run(err);
         NodeOptions.NodeSetup setup = nodeOptions.resolveOrExplain(err);
         if (setup == null) return ExitCodes.INPUT_UNREADABLE;
         nodeOptions.report(setup, err);

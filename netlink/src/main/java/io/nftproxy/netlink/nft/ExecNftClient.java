@@ -67,7 +67,12 @@ public final class ExecNftClient implements NftClient {
 
     /** {@code ip netns exec NAME nft}: nft inside a named network namespace. */
     public static ExecNftClient inNamespace(String netns, Duration timeout) {
-        return new ExecNftClient(List.of("ip", "netns", "exec", netns, "nft"), timeout);
+        return inNamespace(netns, timeout, pid -> {});
+    }
+
+    /** As {@link #inNamespace(String, Duration)}, reporting each nft child's pid (the change monitor's "own" test). */
+    public static ExecNftClient inNamespace(String netns, Duration timeout, LongConsumer childStarted) {
+        return new ExecNftClient(List.of("ip", "netns", "exec", netns, "nft"), timeout, childStarted);
     }
 
     @Override public void apply(Transaction tx) {

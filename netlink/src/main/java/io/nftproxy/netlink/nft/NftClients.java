@@ -33,14 +33,21 @@ public final class NftClients {
     public record Selection(NftClient client, String reason) {}
 
     /** A client for the JVM's own network namespace. */
-    public static Selection create(Mode mode) {
-        if (mode == Mode.EXEC) return new Selection(new ExecNftClient(), "nft mode exec: running the nft binary");
+    public static Selection create(Mode mode) { return create(mode, pid -> {}); }
+
+    /**
+     * As {@link #create(Mode)}; {@code childStarted} hears the pid of every nft child the exec client starts, so the
+     * change monitor can tell our own commits from anyone else's.
+     */
+    public static Selection create(Mode mode, java.util.function.LongConsumer childStarted) {
+        ExecNftClient exec = new ExecNftClient(java.util.List.of("nft"), ExecNftClient.DEFAULT_TIMEOUT, childStarted);
+        if (mode == Mode.EXEC) return new Selection(exec, "nft mode exec: running the nft binary");
         if (NftLibrary.isAvailable()) {
             return new Selection(LibNftablesClient.create(),
                     "nft mode " + mode.flagValue() + ": libnftables loaded in-process (" + NftLibrary.SONAME + ")");
         }
         if (mode == Mode.LIBRARY) NftLibrary.get(); // throws UNSUPPORTED with the cause
-        return new Selection(new ExecNftClient(), "nft mode auto: libnftables unavailable ("
+        return new Selection(exec, "nft mode auto: libnftables unavailable ("
                 + NftLibrary.unavailabilityCause() + "), falling back to the nft binary");
     }
 
@@ -51,8 +58,13 @@ public final class NftClients {
      * joined it, or {@code ip netns exec NAME nft}. The JVM's other threads stay where they are.
      */
     public static Selection createInNamespace(Mode mode, String netns) throws IOException {
+        return createInNamespace(mode, netns, pid -> {});
+    }
+
+    /** As {@link #createInNamespace(Mode, String)}, reporting nft children as {@link #create(Mode, java.util.function.LongConsumer)} does. */
+    public static Selection createInNamespace(Mode mode, String netns, java.util.function.LongConsumer childStarted) throws IOException {
         if (mode == Mode.EXEC) {
-            return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT),
+            return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted),
                     "nft mode exec: running the nft binary in netns " + netns);
         }
         if (NftLibrary.isAvailable()) {
@@ -60,7 +72,7 @@ public final class NftClients {
                     + ": libnftables loaded in-process (" + NftLibrary.SONAME + "), netns " + netns);
         }
         if (mode == Mode.LIBRARY) NftLibrary.get();
-        return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT), "nft mode auto: libnftables "
+        return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted), "nft mode auto: libnftables "
                 + "unavailable (" + NftLibrary.unavailabilityCause() + "), falling back to the nft binary in netns " + netns);
     }
 }

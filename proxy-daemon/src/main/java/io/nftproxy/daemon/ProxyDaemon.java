@@ -1,0 +1,325 @@
+package io.nftproxy.daemon;
+
+import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ObjectMeta;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.conntrack.CleanupReport;
+import io.nftproxy.conntrack.ConntrackCleaner;
+import io.nftproxy.conntrack.StaleFlowFilter;
+import io.nftproxy.health.HealthCheckNodePorts;
+import io.nftproxy.health.HealthResponses;
+import io.nftproxy.health.ProxyHealth;
+import io.nftproxy.health.ServiceHealth;
+import io.nftproxy.http.HttpServer;
+import io.nftproxy.http.Response;
+import io.nftproxy.metrics.ProxyMetrics;
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.monitor.NftablesMonitor;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.monitor.TableChange;
+import io.nftproxy.netlink.monitor.TableChangeListener;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.rt.AddressDump;
+import io.nftproxy.netlink.rt.InterfaceAddress;
+import io.nftproxy.node.NodeSettings;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.source.ClusterStore;
+import io.nftproxy.sync.ProxySync;
+import io.nftproxy.sync.SyncResult;
+import io.nftproxy.sync.SyncRunner;
+import io.nftproxy.systemd.SdNotify;
+import io.nftproxy.systemd.Watchdog;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The running proxy: sources record into the {@link ClusterStore}, one {@link SyncRunner} thread owns all kernel
+ * work (render, diff, one transaction per family), the nftables monitor turns anyone else's change to our tables
+ * into an immediate full resync, and after each successful sync the health state, health-check NodePorts and stale
+ * UDP conntrack entries follow. Stopping it never removes a rule: the dataplane keeps working across restarts.
+ */
+public final class ProxyDaemon implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyDaemon.class);
+
+    /** Starts a source that feeds the store (manifest directory, Kubernetes informers). */
+    @FunctionalInterface
+    public interface SourceStarter {
+        AutoCloseable start(ClusterStore store) throws Exception;
+    }
+
+    /**
+     * @param netns               act on /run/netns/NAME from threads that joined it (tests), or null for our own
+     * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
+     *                            and that must not make /healthz fail
+     */
+    public record Options(ProxyConfig config, NodeSettings node, String netns, boolean nodeObjectOptional) {}
+
+    private final Options options;
+    private final NftClient client;
+    private final OwnProcesses own;
+    private final Clock clock;
+    private final ClusterStore store = new ClusterStore();
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private final ProxyMetrics metrics;
+    private final ProxyHealth health;
+    private final HealthCheckNodePorts healthCheckNodePorts;
+    private final ProxySync proxySync;
+    private final ConntrackCleaner conntrack = new ConntrackCleaner();
+    private final Map<IpFamily, StaleFlowFilter> lastUdp = new EnumMap<>(IpFamily.class);
+    private final SdNotify notify;
+    private final CountDownLatch firstSync = new CountDownLatch(1);
+    private final List<AutoCloseable> closeables = new ArrayList<>();
+    private volatile long lastRunNanos = System.nanoTime();
+    private SyncRunner runner;
+
+    public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock) {
+        this.options = options;
+        this.client = client;
+        this.own = own;
+        this.notify = notify;
+        this.clock = clock;
+        this.metrics = new ProxyMetrics(registry, true);
+        ProxyConfig c = options.config();
+        this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
+        this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
+        this.proxySync = new ProxySync(client, io.nftproxy.render.Renderer.upstream(), c.fullSyncPeriod());
+    }
+
+    public ClusterStore store() { return store; }
+
+    public ProxyHealth health() { return health; }
+
+    public ProxyMetrics metrics() { return metrics; }
+
+    /** Starts servers, the monitor, the sync loop and then the source; returns at once. */
+    public void start(SourceStarter source) throws Exception {
+        ProxyConfig c = options.config();
+        if (c.healthzBindAddress().getPort() != 0) {
+            closeables.add(HttpServer.start(c.healthzBindAddress(), this::healthRoute));
+        }
+        if (c.metricsBindAddress().getPort() != 0) {
+            closeables.add(HttpServer.start(c.metricsBindAddress(), this::metricsRoute));
+        }
+        runner = SyncRunner.onOwnThread("sync", new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
+                Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce);
+        NftablesMonitor.Builder mb = NftablesMonitor.builder().ownPids(own);
+        if (options.netns() != null) mb.netns(options.netns());
+        closeables.add(mb.start(new TableChangeListener() {
+            @Override public void onTableChange(TableChange change) {
+                if (!change.requiresResync()) return;
+                LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
+                        change.origin(), change.pid(), change.process(), change.detail());
+                for (IpFamily f : change.families()) metrics.tamperResync(f);
+                runner.requestFullSync();
+            }
+
+            @Override public void onMonitorFailed(Exception cause) {
+                LOG.error("nftables monitor stopped error={}; tampering is now repaired only by the periodic full sync",
+                        cause.toString());
+            }
+        }));
+        store.onChange(() -> {
+            for (IpFamily f : IpFamily.values()) {
+                health.queued(f);
+                metrics.queued(f);
+            }
+            runner.requestSync();
+        });
+        closeables.add(source.start(store));
+        closeables.add(Watchdog.start(notify, this::alive));
+        runner.requestSync();
+    }
+
+    /** Waits for the first successful sync; true when it happened within the timeout. */
+    public boolean awaitFirstSync(Duration timeout) throws InterruptedException {
+        return firstSync.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The bound address of a started server, in start order (healthz first), for tests with port 0. */
+    public List<InetSocketAddress> serverAddresses() {
+        List<InetSocketAddress> out = new ArrayList<>();
+        for (AutoCloseable c : closeables) if (c instanceof HttpServer s) out.add(s.address());
+        return out;
+    }
+
+    /** The sync loop is alive while it finished a run within two sync periods (it runs at least once per period). */
+    private boolean alive() {
+        return System.nanoTime() - lastRunNanos < options.config().syncPeriod().multipliedBy(2).plusSeconds(30).toNanos();
+    }
+
+    private void syncOnce(SyncRunner.Request request) throws Exception {
+        try {
+            if (!store.ready()) {
+                LOG.debug("waiting for the initial list of Services and EndpointSlices");
+                return;
+            }
+            runSync(request);
+        } finally {
+            lastRunNanos = System.nanoTime();
+        }
+    }
+
+    private void runSync(SyncRunner.Request request) throws Exception {
+        String hostname = options.node().hostname();
+        NodeObject nodeObject = store.node(hostname);
+        // A node running from manifests alone may have no Node object; that must not make /healthz fail.
+        health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
+                : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
+        NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
+        if (request.full()) proxySync.forceFullSync();
+        List<Instant> triggers = store.drainTriggerTimes();
+        ProxySync.Result result = proxySync.sync(store.snapshot(), node.node(), clock.instant());
+        for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
+        Instant done = clock.instant();
+        boolean ok = true;
+        for (SyncResult r : result.families().values()) {
+            if (r.success()) {
+                metrics.sync(r.family(), r.kind() == SyncResult.Kind.FULL, r.duration(), r.commands());
+                health.updated(r.family());
+                for (Instant t : triggers) metrics.programmingLatency(r.family(), Duration.between(t, done));
+                var table = result.rendering().tables().get(r.family());
+                metrics.noLocalEndpoints(r.family(), table.noLocalInternal(), table.noLocalExternal());
+            } else {
+                metrics.syncFailed(r.family());
+                ok = false;
+            }
+        }
+        if (!ok) throw new IllegalStateException("sync failed; the kernel keeps the previous table");
+        afterSuccessfulSync(result, node);
+        if (firstSync.getCount() > 0) {
+            firstSync.countDown();
+            notify.ready("tables programmed");
+            LOG.info("first sync done services={} endpointSlices={}", store.snapshot().services().size(),
+                    store.snapshot().endpointSlices().size());
+        }
+    }
+
+    private void afterSuccessfulSync(ProxySync.Result result, NodeSettings.Resolved node) {
+        List<ProxyState> states = List.copyOf(result.rendering().states().values());
+        List<InetAddress> listen = new ArrayList<>();
+        for (var p : node.node().nodePortAddresses()) {
+            if (p.isMatchAll()) {
+                listen = List.of(anyAddress());
+                break;
+            }
+        }
+        if (listen.isEmpty()) {
+            for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV4)) listen.add(inet(ip));
+            for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV6)) listen.add(inet(ip));
+        }
+        if (options.netns() == null) healthCheckNodePorts.sync(ServiceHealth.of(states), listen);
+        cleanConntrack(result);
+    }
+
+    /** Stale UDP flows go right after the sync that made them stale, so clients move within a second. */
+    private void cleanConntrack(ProxySync.Result result) {
+        boolean due = false;
+        Map<IpFamily, StaleFlowFilter> now = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) {
+            StaleFlowFilter filter = StaleFlowFilter.of(result.rendering().state(f));
+            now.put(f, filter);
+            due |= filter.changedSince(lastUdp.get(f));
+        }
+        if (!due) return;
+        try {
+            ProxyState v4 = result.rendering().state(IpFamily.IPV4);
+            ProxyState v6 = result.rendering().state(IpFamily.IPV6);
+            CleanupReport report = options.netns() == null ? conntrack.clean(v4, v6)
+                    : NetnsThread.callIn(options.netns(), () -> conntrack.clean(v4, v6));
+            lastUdp.clear();
+            lastUdp.putAll(now);
+            if (report.deleted() > 0 || report.errors() > 0) {
+                LOG.info("conntrack cleanup listed={} stale={} deleted={} errors={} took={}ms", report.listed(),
+                        report.stale(), report.deleted(), report.errors(), report.duration().toMillis());
+            }
+        } catch (Exception e) {
+            LOG.warn("conntrack cleanup failed error={}; retried after the next sync", e.toString());
+        }
+    }
+
+    private List<IpAddress> interfaceAddresses() {
+        try {
+            List<InterfaceAddress> a = options.netns() == null ? AddressDump.dump() : NetnsThread.callIn(options.netns(), AddressDump::dump);
+            return a.stream().map(InterfaceAddress::address).distinct().toList();
+        } catch (Exception e) {
+            LOG.warn("cannot list interface addresses error={}; using the node IPs for nodeport-ips", e.toString());
+            return null;
+        }
+    }
+
+    private Response healthRoute(String path) {
+        ProxyHealth.Status s = health.status();
+        return switch (path) {
+            case "/healthz" -> counted(HealthResponses.healthz(s), true);
+            case "/livez" -> counted(HealthResponses.livez(s), false);
+            default -> null;
+        };
+    }
+
+    private Response counted(Response r, boolean healthz) {
+        if (healthz) metrics.healthz(r.status());
+        else metrics.livez(r.status());
+        return r;
+    }
+
+    private Response metricsRoute(String path) {
+        return switch (path) {
+            case "/metrics" -> metrics.scrape();
+            case "/proxyMode" -> Response.text(200, "nftables");
+            case "/healthz" -> Response.text(200, "ok");
+            default -> null;
+        };
+    }
+
+    private static InetAddress inet(IpAddress ip) {
+        try {
+            return InetAddress.getByAddress(ip.bytes());
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static InetAddress anyAddress() {
+        try {
+            return InetAddress.getByAddress(new byte[16]);
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Stops watching and syncing (finishing or abandoning the current sync), closes servers; rules stay. */
+    @Override public void close() {
+        notify.stopping();
+        if (runner != null && !runner.stop(Duration.ofSeconds(5))) LOG.warn("sync abandoned at shutdown; the kernel keeps its last committed table");
+        for (int i = closeables.size() - 1; i >= 0; i--) {
+            try {
+                closeables.get(i).close();
+            } catch (Exception e) {
+                LOG.debug("close failed error={}", e.toString());
+            }
+        }
+        healthCheckNodePorts.close();
+        try {
+            client.close();
+        } catch (Exception e) {
+            LOG.debug("nft client close failed error={}", e.toString());
+        }
+        LOG.info("stopped; nftables rules left in place");
+    }
+}
