@@ -143,26 +143,11 @@ final class CtMessages {
      * true once {@code NLMSG_DONE} arrived. An error reply throws.
      */
     static boolean parseDump(ByteBuffer buf, int seq, IpFamily family, List<FlowEntry> out) throws IOException {
-        int pos = 0;
-        int end = buf.limit();
-        while (pos + NLMSG_HDRLEN <= end) {
-            int len = buf.getInt(pos);
-            int type = buf.getShort(pos + 4) & 0xffff;
-            int msgSeq = buf.getInt(pos + 8);
-            if (len < NLMSG_HDRLEN || pos + len > end) throw new IOException("malformed netlink message, length " + len);
-            if (msgSeq == seq) {
-                if (type == NLMSG_DONE) return true;
-                if (type == NLMSG_ERROR) {
-                    int err = buf.getInt(pos + NLMSG_HDRLEN);
-                    if (err != 0) throw new io.nftproxy.netlink.rt.NetlinkException("ctnetlink dump", -err);
-                } else if (type == type(IPCTNL_MSG_CT_NEW) && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
-                    FlowEntry e = entry(buf, pos + NLMSG_HDRLEN, pos + len);
-                    if (e != null && e.family() == family) out.add(e);
-                }
-            }
-            pos += align(len);
-        }
-        return false;
+        return io.nftproxy.netlink.rt.NetlinkDump.walk(buf, seq, "ctnetlink dump", (type, at, end) -> {
+            if (type != type(IPCTNL_MSG_CT_NEW) || end - at < NFGENMSG_LEN) return;
+            FlowEntry e = entry(buf, at, end);
+            if (e != null && e.family() == family) out.add(e);
+        });
     }
 
     /** One entry: nfgenmsg, then attributes. Entries without both tuples (none in practice) are skipped. */

@@ -66,26 +66,11 @@ public final class AddressDump {
      * sequence number are skipped.
      */
     static boolean parse(ByteBuffer buf, int seq, List<InterfaceAddress> out) throws IOException {
-        int pos = 0;
-        int end = buf.limit();
-        while (pos + NLMSG_HDRLEN <= end) {
-            int len = buf.getInt(pos);
-            int type = buf.getShort(pos + 4) & 0xffff;
-            int msgSeq = buf.getInt(pos + 8);
-            if (len < NLMSG_HDRLEN || pos + len > end) throw new IOException("malformed netlink message, length " + len);
-            if (msgSeq == seq) {
-                if (type == NLMSG_DONE) return true;
-                if (type == NLMSG_ERROR) {
-                    int err = buf.getInt(pos + NLMSG_HDRLEN);
-                    if (err != 0) throw NetlinkSocket.error("RTM_GETADDR", -err);
-                } else if (type == RTM_NEWADDR) {
-                    InterfaceAddress a = address(buf, pos + NLMSG_HDRLEN, pos + len);
-                    if (a != null) out.add(a);
-                }
-            }
-            pos += align(len);
-        }
-        return false;
+        return NetlinkDump.walk(buf, seq, "RTM_GETADDR", (type, at, end) -> {
+            if (type != RTM_NEWADDR) return;
+            InterfaceAddress a = address(buf, at, end);
+            if (a != null) out.add(a);
+        });
     }
 
     /** {@code struct ifaddrmsg} then attributes; IFA_LOCAL wins over IFA_ADDRESS (the peer on point-to-point links). */
