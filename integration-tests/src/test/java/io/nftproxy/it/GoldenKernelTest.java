@@ -1,10 +1,15 @@
 package io.nftproxy.it;
 
 import io.nftproxy.TestClusters;
+import io.nftproxy.diff.Differ;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Command;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.nft.TableComparison;
+import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.Verb;
 import io.nftproxy.proxy.Capabilities;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.GoldenScenarios;
@@ -58,6 +63,34 @@ class GoldenKernelTest {
                 DesiredTable kernel = KernelTableParser.parse(ns.listTable(f));
                 List<String> diff = TableComparison.diff(r.table(f), kernel, JSON_GAPS);
                 assertTrue(diff.isEmpty(), () -> s + " " + f + ":\n  " + String.join("\n  ", diff));
+            }
+        }
+    }
+
+    /**
+     * Switching layouts on a loaded table is an ordinary diff: it rewrites the rules of the policy chains and
+     * nothing else, and the kernel then holds the other layout's model.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("scenarios")
+    void switchingLayoutsRewritesOnlyPolicyChainRules(TableLayout from, GoldenScenarios.Scenario s) throws Exception {
+        TableLayout to = from == TableLayout.UPSTREAM ? TableLayout.FAST : TableLayout.UPSTREAM;
+        Renderer.Rendering before = new Renderer(from).render(s.snapshot(), s.node());
+        Renderer.Rendering after = new Renderer(to).render(s.snapshot(), s.node());
+        try (KernelNamespace ns = KernelNamespace.create("swap")) {
+            for (IpFamily f : IpFamily.values()) ns.load(Transaction.creating(before.table(f)).script(Capabilities.baseline()));
+            for (IpFamily f : IpFamily.values()) {
+                Differ.Diff d = Differ.diff(before.table(f), after.table(f));
+                assertTrue(d.staleChains().isEmpty(), d.staleChains()::toString);
+                for (Command c : d.transaction().commands()) {
+                    String what = c.verb() + " " + c.object();
+                    boolean policyChain = c.object() instanceof Chain ch && ch.name().matches("(service|local)-[A-Z0-9]{8}-.*");
+                    boolean policyRule = c.object() instanceof Rule r && r.chain().matches("(service|local)-[A-Z0-9]{8}-.*");
+                    assertTrue((c.verb() == Verb.FLUSH && policyChain) || (c.verb() == Verb.ADD && policyRule), what);
+                }
+                if (!d.isEmpty()) ns.load(d.transaction().script(Capabilities.baseline()));
+                List<String> diff = TableComparison.diff(after.table(f), KernelTableParser.parse(ns.listTable(f)), JSON_GAPS);
+                assertTrue(diff.isEmpty(), () -> s + " " + f + " after switching to " + to + ":\n  " + String.join("\n  ", diff));
             }
         }
     }
