@@ -12,6 +12,7 @@ import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.render.IncrementalRenderer;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +33,9 @@ import java.util.concurrent.TimeUnit;
  * an endpoint; p50/p99 over {@code changes} of each) through in-process libnftables and through {@code nft -f -}.
  * Each contender gets its own throwaway network namespace, deleted in a finally block. Needs root.
  *
- * <p>Usage: {@code ApplyLatency [endpointsPerService] [changes] [floorTimeoutSeconds] sizes...}. A size whose floor
+ * <p>Usage: {@code ApplyLatency layouts endpointsPerService changes floorTimeoutSeconds sizes...}, where
+ * {@code layouts} is {@code upstream}, {@code fast} or both comma-separated ({@link TableLayout}); every size runs
+ * in each layout. {@code -Dbench.modes=libnftables} (or {@code exec}) runs one client only. A size whose floor
  * exceeds the timeout is reported as such and its other contenders skipped: a libnftables call cannot be
  * interrupted, and a minutes-long kernel transaction left running would skew every later number.
  */
@@ -40,24 +43,31 @@ public final class ApplyLatency {
     private ApplyLatency() {}
 
     public static void main(String[] args) throws Exception {
-        int eps = Integer.parseInt(args[0]);
-        int changes = Integer.parseInt(args[1]);
-        int floorTimeout = Integer.parseInt(args[2]);
-        List<Integer> sizes = Arrays.stream(args).skip(3).map(Integer::parseInt).toList();
-        report("# apply latency, %d endpoints per service, %d changes of each kind, floor timeout %d s%n", eps, changes, floorTimeout);
-        for (int n : sizes) runSize(n, eps, changes, floorTimeout);
+        List<TableLayout> layouts = Arrays.stream(args[0].split(",")).map(TableLayout::parse).toList();
+        int eps = Integer.parseInt(args[1]);
+        int changes = Integer.parseInt(args[2]);
+        int floorTimeout = Integer.parseInt(args[3]);
+        List<Integer> sizes = Arrays.stream(args).skip(4).map(Integer::parseInt).toList();
+        List<String> modes = List.of(System.getProperty("bench.modes", "libnftables,exec").split(","));
+        report("# apply latency, layouts %s, %d endpoints per service, %d changes of each kind, floor timeout %d s, clients %s%n",
+                layouts, eps, changes, floorTimeout, modes);
+        for (int n : sizes) {
+            for (TableLayout layout : layouts) runSize(layout, modes, n, eps, changes, floorTimeout);
+        }
     }
 
-    private static void runSize(int n, int eps, int changes, int floorTimeout) throws Exception {
+    private static void runSize(TableLayout layout, List<String> modes, int n, int eps, int changes, int floorTimeout) throws Exception {
         BenchCluster cluster = new BenchCluster(eps);
         ProxyState state = cluster.state(n);
+        Renderer renderer = new Renderer(layout);
         long r0 = System.nanoTime();
-        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
+        IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
         Transaction cold = inc.sync(state, BenchCluster.node()).transaction();
         long r1 = System.nanoTime();
         String script = cold.script(Capabilities.baseline());
         long r2 = System.nanoTime();
-        report("n=%d x %d: render+diff %.0f ms, script %.0f ms (%d commands, %.1f MB)%n", n, eps, ms(r1 - r0), ms(r2 - r1),
+        String tag = layout.cliName() + " n=" + n + " x " + eps;
+        report("%s: render+diff %.0f ms, script %.0f ms (%d commands, %.1f MB)%n", tag, ms(r1 - r0), ms(r2 - r1),
                 cold.size(), script.length() / 1e6);
 
         Path file = Files.createTempFile("nftp-bench-", ".nft");
@@ -68,14 +78,14 @@ public final class ApplyLatency {
                 floor = ns.nftFile(file, floorTimeout);
             }
             if (floor < 0) {
-                report("n=%d x %d: floor (ip netns exec NS nft -f FILE) did not finish within %d s; other contenders skipped%n", n, eps, floorTimeout);
+                report("%s: floor (ip netns exec NS nft -f FILE) did not finish within %d s; other contenders skipped%n", tag, floorTimeout);
                 return;
             }
-            report("n=%d x %d: floor nft -f FILE from a shell: %.0f ms%n", n, eps, floor);
+            report("%s: floor nft -f FILE from a shell: %.0f ms%n", tag, floor);
         } finally {
             Files.deleteIfExists(file);
         }
-        for (String mode : List.of("libnftables", "exec")) {
+        for (String mode : modes) {
             try (BenchNamespace ns = BenchNamespace.create(mode.equals("exec") ? "ex" : "lib");
                  NftClient client = mode.equals("exec") ? ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(floorTimeout * 3L))
                          : LibNftablesClient.inNamespace(ns.name())) {
@@ -83,21 +93,22 @@ public final class ApplyLatency {
                 long t0 = System.nanoTime();
                 client.apply(cold);
                 double coldMs = ms(System.nanoTime() - t0);
-                report("n=%d x %d %-11s cold full sync: %.0f ms%n", n, eps, mode, coldMs);
-                singleChanges(n, eps, changes, mode, client, cluster, state, coldStart(state, cold));
+                report("%s %-11s cold full sync: %.0f ms%n", tag, mode, coldMs);
+                singleChanges(tag, eps, changes, mode, client, cluster, state, coldStart(renderer, state));
             }
         }
     }
 
     /** The same renderer state the cold sync produced, rebuilt so every contender starts from the same model. */
-    private static IncrementalRenderer coldStart(ProxyState state, Transaction ignored) {
-        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
+    private static IncrementalRenderer coldStart(Renderer renderer, ProxyState state) {
+        IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
         inc.sync(state, BenchCluster.node());
         return inc;
     }
 
-    private static void singleChanges(int n, int eps, int changes, String mode, NftClient client, BenchCluster cluster,
+    private static void singleChanges(String tag, int eps, int changes, String mode, NftClient client, BenchCluster cluster,
                                       ProxyState state, IncrementalRenderer inc) {
+        int n = state.servicePorts().size();
         Map<Integer, List<Endpoint>> current = new HashMap<>();
         List<Double> addCore = new ArrayList<>(), addApply = new ArrayList<>();
         List<Double> moveCore = new ArrayList<>(), moveApply = new ArrayList<>();
@@ -113,10 +124,10 @@ public final class ApplyLatency {
             current.put(victim, moved);
             timeOne(inc, client, new IncrementalRenderer.Change(sp.name(), sp, moved), moveCore, moveApply);
         }
-        report("n=%d x %d %-11s add service:   core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
-                n, eps, mode, pct(addCore, 50), pct(addCore, 99), pct(addApply, 50), pct(addApply, 99), pct(sum(addCore, addApply), 99));
-        report("n=%d x %d %-11s move endpoint: core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
-                n, eps, mode, pct(moveCore, 50), pct(moveCore, 99), pct(moveApply, 50), pct(moveApply, 99), pct(sum(moveCore, moveApply), 99));
+        report("%s %-11s add service:   core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
+                tag, mode, pct(addCore, 50), pct(addCore, 99), pct(addApply, 50), pct(addApply, 99), pct(sum(addCore, addApply), 99));
+        report("%s %-11s move endpoint: core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
+                tag, mode, pct(moveCore, 50), pct(moveCore, 99), pct(moveApply, 50), pct(moveApply, 99), pct(sum(moveCore, moveApply), 99));
     }
 
     private static void timeOne(IncrementalRenderer inc, NftClient client, IncrementalRenderer.Change c,

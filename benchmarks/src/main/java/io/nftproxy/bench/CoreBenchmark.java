@@ -9,6 +9,7 @@ import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.render.IncrementalRenderer;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -38,7 +39,11 @@ public class CoreBenchmark {
     @Param({"1000", "10000", "50000"})
     public int services;
 
-    private final Renderer renderer = Renderer.upstream();
+    /** {@link TableLayout}'s command-line spelling; {@code -p layout=fast} runs one. */
+    @Param({"upstream", "fast"})
+    public String layout;
+
+    private Renderer renderer;
     private BenchCluster cluster;
     private ProxyState state;
     private DesiredTable table;
@@ -47,6 +52,7 @@ public class CoreBenchmark {
 
     @Setup
     public void setup() {
+        renderer = new Renderer(TableLayout.parse(layout));
         cluster = new BenchCluster(10);
         state = cluster.state(services);
         table = renderer.render(state, BenchCluster.node()).table();

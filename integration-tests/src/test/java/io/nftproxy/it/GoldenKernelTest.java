@@ -1,19 +1,26 @@
 package io.nftproxy.it;
 
 import io.nftproxy.TestClusters;
+import io.nftproxy.diff.Differ;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Command;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.nft.TableComparison;
+import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.Verb;
 import io.nftproxy.proxy.Capabilities;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.GoldenScenarios;
 import io.nftproxy.render.HostileInputs;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
@@ -21,13 +28,15 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Every committed golden script loads with the system nft into a fresh network namespace, and the kernel then
- * holds exactly the model the renderer produces for that scenario. The hostile-input corpus loads too.
+ * Every committed golden script, in both table layouts ({@code golden/} and {@code golden-fast/}), loads with the
+ * system nft into a fresh network namespace, and the kernel then holds exactly the model the renderer produces for
+ * that scenario in that layout. The hostile-input corpus loads too.
  */
 class GoldenKernelTest {
     private static final Set<TableComparison.Tolerance> JSON_GAPS = Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED);
@@ -39,13 +48,15 @@ class GoldenKernelTest {
         Assumptions.assumeTrue(cause == null, cause);
     }
 
-    static List<GoldenScenarios.Scenario> scenarios() { return GoldenScenarios.all(); }
+    static Stream<Arguments> scenarios() {
+        return Stream.of(TableLayout.values()).flatMap(l -> GoldenScenarios.all().stream().map(s -> Arguments.of(l, s)));
+    }
 
-    @ParameterizedTest(name = "{0}")
+    @ParameterizedTest(name = "{0} {1}")
     @MethodSource("scenarios")
-    void goldenScriptLoadsAndKernelHoldsTheModel(GoldenScenarios.Scenario s) throws Exception {
-        String golden = goldenFile(s.name());
-        Renderer.Rendering r = Renderer.upstream().render(s.snapshot(), s.node());
+    void goldenScriptLoadsAndKernelHoldsTheModel(TableLayout layout, GoldenScenarios.Scenario s) throws Exception {
+        String golden = goldenFile(layout == TableLayout.UPSTREAM ? "golden" : "golden-fast", s.name());
+        Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         try (KernelNamespace ns = KernelNamespace.create("gold")) {
             ns.load(golden);
             for (IpFamily f : IpFamily.values()) {
@@ -56,9 +67,38 @@ class GoldenKernelTest {
         }
     }
 
-    @Test
-    void hostileInputsRenderAScriptTheKernelAccepts() throws Exception {
-        Renderer.Rendering r = Renderer.upstream().render(HostileInputs.snapshot(), TestClusters.node());
+    /**
+     * Switching layouts on a loaded table is an ordinary diff: it rewrites the rules of the policy chains and
+     * nothing else, and the kernel then holds the other layout's model.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("scenarios")
+    void switchingLayoutsRewritesOnlyPolicyChainRules(TableLayout from, GoldenScenarios.Scenario s) throws Exception {
+        TableLayout to = from == TableLayout.UPSTREAM ? TableLayout.FAST : TableLayout.UPSTREAM;
+        Renderer.Rendering before = new Renderer(from).render(s.snapshot(), s.node());
+        Renderer.Rendering after = new Renderer(to).render(s.snapshot(), s.node());
+        try (KernelNamespace ns = KernelNamespace.create("swap")) {
+            for (IpFamily f : IpFamily.values()) ns.load(Transaction.creating(before.table(f)).script(Capabilities.baseline()));
+            for (IpFamily f : IpFamily.values()) {
+                Differ.Diff d = Differ.diff(before.table(f), after.table(f));
+                assertTrue(d.staleChains().isEmpty(), d.staleChains()::toString);
+                for (Command c : d.transaction().commands()) {
+                    String what = c.verb() + " " + c.object();
+                    boolean policyChain = c.object() instanceof Chain ch && ch.name().matches("(service|local)-[A-Z0-9]{8}-.*");
+                    boolean policyRule = c.object() instanceof Rule r && r.chain().matches("(service|local)-[A-Z0-9]{8}-.*");
+                    assertTrue((c.verb() == Verb.FLUSH && policyChain) || (c.verb() == Verb.ADD && policyRule), what);
+                }
+                if (!d.isEmpty()) ns.load(d.transaction().script(Capabilities.baseline()));
+                List<String> diff = TableComparison.diff(after.table(f), KernelTableParser.parse(ns.listTable(f)), JSON_GAPS);
+                assertTrue(diff.isEmpty(), () -> s + " " + f + " after switching to " + to + ":\n  " + String.join("\n  ", diff));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TableLayout.class)
+    void hostileInputsRenderAScriptTheKernelAccepts(TableLayout layout) throws Exception {
+        Renderer.Rendering r = new Renderer(layout).render(HostileInputs.snapshot(), TestClusters.node());
         try (KernelNamespace ns = KernelNamespace.create("hostile")) {
             for (IpFamily f : IpFamily.values()) ns.load(Transaction.creating(r.table(f)).script(Capabilities.baseline()));
             for (IpFamily f : IpFamily.values()) {
@@ -71,8 +111,8 @@ class GoldenKernelTest {
         }
     }
 
-    private static String goldenFile(String name) throws IOException {
-        try (InputStream in = GoldenKernelTest.class.getResourceAsStream("/golden/" + name + ".nft")) {
+    private static String goldenFile(String dir, String name) throws IOException {
+        try (InputStream in = GoldenKernelTest.class.getResourceAsStream("/" + dir + "/" + name + ".nft")) {
             assertNotNull(in, "golden file for " + name + " is not on the test classpath");
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }

@@ -311,6 +311,11 @@ public final class KernelTableParser {
             }
             return new Match.MarkBits(mark(and.get(1)));
         }
+        if (l.containsKey("numgen")) {
+            int mod = numgenMod(left);
+            if (!op.equals("==")) throw new NotOurs("numgen " + op);
+            return new Match.NumgenIs(mod, intIn(right, 0, mod - 1, "numgen value"));
+        }
         if (l.containsKey("meta") && !isMeta(left, "l4proto")) throw new NotOurs("meta match");
         boolean negated;
         if (op.equals("==")) negated = false;

@@ -31,4 +31,17 @@ public sealed interface Match {
 
     /** {@code mark and MASK != 0} */
     record MarkBits(int mask) implements Match {}
+
+    /**
+     * {@code numgen random mod MODULUS VALUE}: holds for one random draw in {@code modulus}, drawn afresh by every
+     * rule that has it. A cascade of these (mod N, N-1, ..., 2, then unconditional) picks each of N alternatives
+     * with probability 1/N without any set or map, which keeps the kernel's cost per rule constant.
+     */
+    record NumgenIs(int modulus, int value) implements Match {
+        public NumgenIs {
+            if (modulus < 1 || value < 0 || value >= modulus) {
+                throw new IllegalArgumentException("numgen random mod " + modulus + " never yields " + value);
+            }
+        }
+    }
 }

@@ -179,6 +179,8 @@ public final class NftSyntax {
             sb.append("fib ").append(f.field() == Field.SADDR ? "saddr" : "daddr").append(" type local");
         } else if (m instanceof Match.MarkBits mb) {
             sb.append("mark and ").append(hex(mb.mask())).append(" != 0");
+        } else if (m instanceof Match.NumgenIs n) {
+            sb.append("numgen random mod ").append(n.modulus()).append(' ').append(n.value());
         }
     }
 

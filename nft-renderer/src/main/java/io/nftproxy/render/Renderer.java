@@ -24,15 +24,31 @@ import java.util.Map;
  * logging; what was skipped comes back as {@link Diagnostic} values.
  */
 public final class Renderer {
+    private final TableLayout layout;
     private final boolean directSingleDnat;
 
     /** @param directSingleDnat write {@code dnat to ip:port} for a single endpoint (upstream master) instead of 1.36's map */
     public Renderer(boolean directSingleDnat) {
+        this(TableLayout.UPSTREAM, directSingleDnat);
+    }
+
+    /** A renderer writing the endpoint picks in {@code layout}. */
+    public Renderer(TableLayout layout) {
+        this(layout, false);
+    }
+
+    private Renderer(TableLayout layout, boolean directSingleDnat) {
+        this.layout = java.util.Objects.requireNonNull(layout, "layout");
         this.directSingleDnat = directSingleDnat;
     }
 
     /** kube-proxy 1.36's exact rule forms. */
-    public static Renderer upstream() { return new Renderer(false); }
+    public static Renderer upstream() { return new Renderer(TableLayout.UPSTREAM); }
+
+    /** kube-proxy's objects and names, endpoint picks written as a cascade of rules (see {@link TableLayout#FAST}). */
+    public static Renderer fast() { return new Renderer(TableLayout.FAST); }
+
+    public TableLayout layout() { return layout; }
 
     /** The result for both families. */
     /** Both families' tables, the validated states they were rendered from, and what was skipped. */
@@ -74,7 +90,7 @@ public final class Renderer {
 
     /** One service port's contribution; a pure function of its arguments and this renderer's options. */
     public ServicePortFragment fragment(ServicePort sp, List<Endpoint> endpoints, NodeContext node) {
-        return ServicePortRules.fragment(sp, endpoints, node, directSingleDnat);
+        return ServicePortRules.fragment(sp, endpoints, node, layout, directSingleDnat);
     }
 
     /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */

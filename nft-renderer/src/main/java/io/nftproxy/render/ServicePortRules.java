@@ -31,18 +31,21 @@ import static io.nftproxy.render.TableSkeleton.rule;
 final class ServicePortRules {
     private final ServicePortFragment.Builder t;
     private final NodeContext node;
+    private final TableLayout layout;
     private final boolean directSingleDnat;
 
-    private ServicePortRules(ServicePortFragment.Builder t, NodeContext node, boolean directSingleDnat) {
+    private ServicePortRules(ServicePortFragment.Builder t, NodeContext node, TableLayout layout, boolean directSingleDnat) {
         this.t = t;
         this.node = node;
+        this.layout = layout;
         this.directSingleDnat = directSingleDnat;
     }
 
     /** Renders one service port on its own: the result depends only on the arguments. */
-    static ServicePortFragment fragment(ServicePort svc, List<Endpoint> endpoints, NodeContext node, boolean directSingleDnat) {
+    static ServicePortFragment fragment(ServicePort svc, List<Endpoint> endpoints, NodeContext node, TableLayout layout,
+                                        boolean directSingleDnat) {
         ServicePortFragment.Builder b = new ServicePortFragment.Builder(svc.name());
-        return new ServicePortRules(b, node, directSingleDnat).write(svc, endpoints, b);
+        return new ServicePortRules(b, node, layout, directSingleDnat).write(svc, endpoints, b);
     }
 
     private ServicePortFragment write(ServicePort svc, List<Endpoint> endpoints, ServicePortFragment.Builder out) {
@@ -129,13 +132,38 @@ final class ServicePortRules {
                         List.of(decide(Verdict.gotoChain(epChain))), null));
                 targets.add(Verdict.gotoChain(epChain));
             }
-            t.rule(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
+            if (layout == TableLayout.FAST) {
+                for (int i = 0; i < targets.size(); i++) {
+                    t.rule(rule(chain, cascadeStep(List.of(), i, targets.size()), List.of(decide(targets.get(i))), null));
+                }
+            } else {
+                t.rule(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
+            }
             return;
         }
         List<Statement.Target> targets = new ArrayList<>(endpoints.size());
         for (Endpoint e : endpoints) targets.add(new Statement.Target(e.ip(), e.port()));
-        t.rule(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
+        Match proto = new Match.ProtoIs(svc.protocol());
+        if (layout == TableLayout.FAST) {
+            for (int i = 0; i < targets.size(); i++) {
+                t.rule(rule(chain, cascadeStep(List.of(proto), i, targets.size()),
+                        List.of(new Statement.Dnat(List.of(targets.get(i)), true)), null));
+            }
+            return;
+        }
+        t.rule(rule(chain, List.of(proto),
                 List.of(new Statement.Dnat(targets, directSingleDnat && targets.size() == 1)), null));
+    }
+
+    /**
+     * The matches of step {@code i} of {@code n} in a cascade: rule i is reached with probability (n-i)/n and takes
+     * its draw with probability 1/(n-i), so every step wins with probability 1/n; the last one takes what is left.
+     */
+    private static List<Match> cascadeStep(List<Match> before, int i, int n) {
+        if (i == n - 1) return before;
+        List<Match> out = new ArrayList<>(before);
+        out.add(new Match.NumgenIs(n - i, 0));
+        return out;
     }
 
     private void externalChain(ServicePort svc, String chain, String clusterChain, String localChain) {

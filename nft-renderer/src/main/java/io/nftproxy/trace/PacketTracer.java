@@ -32,8 +32,9 @@ import java.util.stream.Collectors;
  *
  * <p>Model: {@code ct state new} holds; {@code ct status dnat} holds once a DNAT happened on this path; dynamic
  * (affinity) sets are empty, as they are for a client's first connection. A NAT statement ends its base chain
- * (nft's nat expressions are terminal and accept). Every random pick (a numgen DNAT map or a numgen verdict map)
- * forks the trace; each branch is evaluated to its end, because masquerade can differ per endpoint (hairpin).
+ * (nft's nat expressions are terminal and accept). Every random pick (a numgen DNAT map, a numgen verdict map, or a
+ * {@code numgen random mod K V} match, which holds with probability 1/K) forks the trace; each branch is evaluated
+ * to its end, because masquerade can differ per endpoint (hairpin), and carries the exact probability of its picks.
  *
  * <p>Paths: POD and EXTERNAL enter at prerouting; routing then sends a (possibly DNATed) destination that is a local
  * address to input (where the trace ends, at the socket) and anything else to forward and postrouting. HOST enters
@@ -116,6 +117,7 @@ public final class PacketTracer {
         final List<Integer> taken = new ArrayList<>();
         final List<Integer> arity = new ArrayList<>();
         private final List<String> choiceLabels = new ArrayList<>();
+        private Probability odds = Probability.ONE;
         private final List<Step> steps = new ArrayList<>();
 
         private String hook;
@@ -178,7 +180,7 @@ public final class PacketTracer {
                 o = dnat == null ? new Outcome.Untouched(masquerade, delivery)
                         : new Outcome.Dnat(List.of(new Outcome.Target(dnat.ip(), dnat.port(), masquerade, affinitySet, delivery)));
             }
-            return new Trace.Branch(choiceLabels, steps, o);
+            return new Trace.Branch(choiceLabels, steps, o, odds);
         }
 
         /** Runs the base chains of one hook in priority order; false if the packet was dropped or rejected. */
@@ -358,6 +360,18 @@ public final class PacketTracer {
                         + (loc ? " is" : " is not") + " a local address";
                 return loc;
             }
+            if (m instanceof Match.NumgenIs n) {
+                String expr = "numgen random mod " + n.modulus();
+                if (n.modulus() == 1) {
+                    detail[0] = expr + " is always 0";
+                    return n.value() == 0;
+                }
+                boolean hit = pick(n.modulus(), n.value()) == 0;
+                detail[0] = expr + (hit ? " drew " + n.value() : " drew other than " + n.value())
+                        + " (p " + (hit ? Probability.of(1, n.modulus()) : Probability.of(n.modulus() - 1, n.modulus()))
+                        + "; both outcomes are traced)";
+                return hit;
+            }
             if (m instanceof Match.MarkBits b) {
                 boolean set = (mark & b.mask()) != 0;
                 detail[0] = "mark " + hex(mark) + (set ? " has " + hex(b.mask()) + " set" : " and " + hex(b.mask()) + " == 0");
@@ -372,10 +386,23 @@ public final class PacketTracer {
             if (i >= n) throw new TraceException("internal: pick " + i + " of " + n);
             taken.add(i);
             arity.add(n);
+            odds = odds.times(Probability.of(1, n));
             Object alt = alternatives.get(i);
             String label = alt instanceof Statement.Target t ? Packet.hostPort(t.ip(), t.port())
                     : alt instanceof Verdict v ? verdictText(v) : String.valueOf(alt);
             choiceLabels.add("numgen pick " + i + "/" + n + " -> " + label);
+            return i;
+        }
+
+        /** A {@code numgen random mod n == value} match: choice 0 is the draw that matches, choice 1 all others. */
+        private int pick(int n, int value) {
+            int k = taken.size();
+            int i = k < forced.size() ? forced.get(k) : 0;
+            if (i >= 2) throw new TraceException("internal: pick " + i + " of a match");
+            taken.add(i);
+            arity.add(2);
+            odds = odds.times(i == 0 ? Probability.of(1, n) : Probability.of(n - 1, n));
+            choiceLabels.add("numgen mod " + n + (i == 0 ? " == " : " != ") + value);
             return i;
         }
 

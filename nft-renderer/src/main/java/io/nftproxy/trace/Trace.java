@@ -2,15 +2,20 @@ package io.nftproxy.trace;
 
 import io.nftproxy.proxy.IpFamily;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The result of tracing one packet: every branch the rules allow (one per numgen pick), each with its steps and
  * outcome, and the merged outcome.
  */
 public final class Trace {
-    /** One way through the rules. {@code choices} describes the random picks that lead here, empty if none. */
-    public record Branch(List<String> choices, List<Step> steps, Outcome outcome) {
+    /**
+     * One way through the rules. {@code choices} describes the random picks that lead here, empty if none;
+     * {@code probability} is the chance a new connection takes this way (the product of its picks' odds).
+     */
+    public record Branch(List<String> choices, List<Step> steps, Outcome outcome, Probability probability) {
         public Branch {
             choices = List.copyOf(choices);
             steps = List.copyOf(steps);
@@ -30,6 +35,20 @@ public final class Trace {
     }
 
     public Packet packet() { return packet; }
+
+    /**
+     * The chance of each DNAT destination ({@code ip:port}), summed over the branches that reach it, in the order
+     * of {@link Outcome.Dnat#hostPorts()}. Branches that do not DNAT are not counted, so the values add up to the
+     * chance of a DNAT at all.
+     */
+    public Map<String, Probability> dnatOdds() {
+        Map<String, Probability> out = new LinkedHashMap<>();
+        for (Branch b : branches) {
+            if (!(b.outcome() instanceof Outcome.Dnat d)) continue;
+            for (String hp : d.hostPorts()) out.merge(hp, b.probability(), Probability::plus);
+        }
+        return out;
+    }
     public List<Branch> branches() { return branches; }
     public Outcome outcome() { return outcome; }
 
@@ -49,12 +68,18 @@ public final class Trace {
         if (branches.size() > 1) {
             for (int i = 0; i < branches.size(); i++) {
                 Branch b = branches.get(i);
-                sb.append("branch ").append(i + 1).append('/').append(branches.size()).append(": ")
-                        .append(String.join(", ", b.choices())).append('\n');
+                sb.append("branch ").append(i + 1).append('/').append(branches.size()).append(" (p ")
+                        .append(b.probability()).append("): ").append(String.join(", ", b.choices())).append('\n');
                 hook[0] = null;
                 for (Step s : b.steps().subList(common, b.steps().size())) line(sb, s, hook, "  | ");
                 sb.append("  | => ").append(b.outcome().summary()).append('\n');
             }
+        }
+        if (branches.size() > 1 && !dnatOdds().isEmpty()) {
+            sb.append("odds: ");
+            dnatOdds().forEach((hp, p) -> sb.append(hp).append(' ').append(p).append(", "));
+            sb.setLength(sb.length() - 2);
+            sb.append('\n');
         }
         sb.append("verdict: ").append(outcome.summary()).append('\n');
         return sb.toString();

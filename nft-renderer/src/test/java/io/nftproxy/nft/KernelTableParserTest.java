@@ -116,10 +116,50 @@ class KernelTableParserTest {
                 t.rules("firewall-KOVATALP-default/ds-sticky/udp/").get(0).matches().get(0));
     }
 
+    /** The fast layout's cascade: {@code numgen random mod K 0} matches before direct DNATs and gotos. */
+    @Test
+    void fastLayoutCascadeForms() throws Exception {
+        DesiredTable t = parseResource("fast-clusterip.ip.json");
+        String svc = "service-ULMVA6XW-ns1/svc1/tcp/p80";
+        Match tcp = new Match.ProtoIs(Protocol.TCP);
+        assertEquals(List.of(
+                rule(svc, List.of(tcp, new Match.NumgenIs(3, 0)), List.of(new Statement.Dnat(List.of(target("10.180.0.10", 8080)), true)), null),
+                rule(svc, List.of(tcp, new Match.NumgenIs(2, 0)), List.of(new Statement.Dnat(List.of(target("10.180.0.2", 8080)), true)), null),
+                rule(svc, List.of(tcp), List.of(new Statement.Dnat(List.of(target("10.180.0.3", 8080)), true)), null)),
+                t.rules(svc));
+
+        DesiredTable a = parseResource("fast-session-affinity.ip.json");
+        List<Rule> sticky = a.rules("service-4MXLGZVK-demo/hello-sticky/tcp/http");
+        assertEquals(4, sticky.size());
+        assertEquals(rule(sticky.get(0).chain(), List.of(new Match.NumgenIs(2, 0)),
+                List.of(new Statement.Decide(Verdict.gotoChain("endpoint-NR2OGF7I-demo/hello-sticky/tcp/http__10.180.0.61/8080"))), null),
+                sticky.get(2));
+        assertEquals(List.of(), sticky.get(3).matches());
+
+        DesiredTable v6 = parseResource("fast-dual-stack.ip6.json");
+        assertEquals(List.of(tcp, new Match.NumgenIs(2, 0)), v6.rules("service-77WF6TB4-demo/hello-dual/tcp/http").get(0).matches());
+        assertEquals(new Statement.Dnat(List.of(target("fd00:10::1:3d", 8080)), true),
+                v6.rules("service-77WF6TB4-demo/hello-dual/tcp/http").get(0).statements().get(0));
+    }
+
+    @Test
+    void numgenMatchesOtherThanEqualityAreNotOurs() throws Exception {
+        String json = resource("fast-clusterip.ip.json");
+        String eq = "{\"match\": {\"op\": \"==\", \"left\": {\"numgen\": {\"mode\": \"random\", \"mod\": 3, \"offset\": 0}}, \"right\": 0}}";
+        assertTrue(json.contains(eq), "capture holds the numgen match");
+        UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class,
+                () -> KernelTableParser.parse(json.replace(eq, eq.replace("\"==\"", "\"!=\""))));
+        assertTrue(e.getMessage().contains("numgen !="), e.getMessage());
+        e = assertThrows(UnrecognisedRuleException.class,
+                () -> KernelTableParser.parse(json.replace(eq, eq.replace("\"right\": 0", "\"right\": 3"))));
+        assertTrue(e.getMessage().contains("numgen value 3 outside 0..2"), e.getMessage());
+    }
+
     /** Writing the read-back table again gives the rules and elements of the script that was loaded. */
     @Test
     void readBackWritesTheLoadedScript() throws Exception {
-        for (String name : List.of("session-affinity.ip", "no-endpoints.ip", "dual-stack.ip6", "lb-firewall-etp-local.ip")) {
+        for (String name : List.of("session-affinity.ip", "no-endpoints.ip", "dual-stack.ip6", "lb-firewall-etp-local.ip",
+                "fast-clusterip.ip", "fast-session-affinity.ip", "fast-dual-stack.ip6")) {
             DesiredTable t = parseResource(name + ".json");
             Set<String> loaded = rulesAndElements(resource(name + ".nft"));
             Set<String> written = rulesAndElements(Transaction.creating(t).script(Capabilities.baseline()));

@@ -2,6 +2,7 @@ package io.nftproxy.render;
 
 import io.nftproxy.trace.Outcome;
 import io.nftproxy.trace.PacketTracer;
+import io.nftproxy.trace.Probability;
 import io.nftproxy.trace.Trace;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,10 +29,14 @@ class GoldenFlowTest {
         return GoldenScenarios.all().stream().flatMap(s -> s.flows().stream().map(f -> Arguments.of(s, f)));
     }
 
-    @ParameterizedTest(name = "{0}: {1}")
-    @MethodSource("flows")
-    void flowEndsAsExpected(GoldenScenarios.Scenario s, GoldenScenarios.Flow f) {
-        Renderer.Rendering r = Renderer.upstream().render(s.snapshot(), s.node());
+    static Stream<Arguments> flowsInEveryLayout() {
+        return Stream.of(TableLayout.values()).flatMap(l -> flows().map(a -> Arguments.of(l, a.get()[0], a.get()[1])));
+    }
+
+    @ParameterizedTest(name = "{0} {1}: {2}")
+    @MethodSource("flowsInEveryLayout")
+    void flowEndsAsExpected(TableLayout layout, GoldenScenarios.Scenario s, GoldenScenarios.Flow f) {
+        Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         Trace trace = PacketTracer.trace(r, s.node(), f.packet());
         String explain = "\n" + trace.render();
         Outcome o = trace.outcome();
@@ -40,6 +45,10 @@ class GoldenFlowTest {
         if (o instanceof Outcome.Dnat d) {
             assertEquals(f.dnatTargets(), d.hostPorts(), explain);
             assertEquals(f.masquerade(), d.masqueradeSummary(), explain);
+            // kube-proxy picks uniformly among the endpoints of the chain the packet reaches, whatever the layout.
+            Probability each = Probability.of(1, f.dnatTargets().size());
+            trace.dnatOdds().forEach((hp, p) -> assertEquals(each, p, hp + explain));
+            assertEquals(f.dnatTargets(), List.copyOf(trace.dnatOdds().keySet()), explain);
         } else if (o instanceof Outcome.Untouched u) {
             assertEquals(f.masquerade(), u.masquerade().applied() ? "yes" : "no", explain);
         } else if (o instanceof Outcome.Reject rej) {
@@ -49,6 +58,22 @@ class GoldenFlowTest {
         } else {
             fail("branches disagree on the kind of outcome" + explain);
         }
+    }
+
+    /**
+     * Both layouts send every flow to the same places with the same odds, branch for branch in outcome: only the
+     * way the random pick is written differs.
+     */
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("flows")
+    void layoutsAgree(GoldenScenarios.Scenario s, GoldenScenarios.Flow f) {
+        Trace up = PacketTracer.trace(Renderer.upstream().render(s.snapshot(), s.node()), s.node(), f.packet());
+        Trace fast = PacketTracer.trace(Renderer.fast().render(s.snapshot(), s.node()), s.node(), f.packet());
+        assertEquals(up.outcome(), fast.outcome(), "\n" + up.render() + "\n" + fast.render());
+        assertEquals(up.dnatOdds(), fast.dnatOdds());
+        Probability total = Probability.ZERO;
+        for (Trace.Branch b : fast.branches()) total = total.plus(b.probability());
+        assertEquals(Probability.ONE, total, "branch odds of the fast layout add up to 1");
     }
 
     @Test

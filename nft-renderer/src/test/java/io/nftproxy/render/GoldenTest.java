@@ -18,18 +18,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Compares the rendered script of every golden scenario with {@code src/test/resources/golden/NAME.nft}
- * (whitespace-normalised, {@code #} lines ignored). Run with {@code -Dgolden.update=true} to rewrite the files,
- * then review the diff like any code change.
+ * Compares the rendered script of every golden scenario with {@code src/test/resources/golden/NAME.nft} (kube-proxy
+ * 1.36's layout) and {@code src/test/resources/golden-fast/NAME.nft} ({@link TableLayout#FAST}), whitespace-
+ * normalised, {@code #} lines ignored. Run with {@code -Dgolden.update=true} to rewrite the files, then review the
+ * diff like any code change.
  */
 class GoldenTest {
     static final Path DIR = Path.of("src/test/resources/golden");
+    static final Path FAST_DIR = Path.of("src/test/resources/golden-fast");
 
     static List<GoldenScenarios.Scenario> scenarios() { return GoldenScenarios.all(); }
 
+    /** The golden text of a scenario in kube-proxy 1.36's layout. */
+    public static String script(GoldenScenarios.Scenario s) { return script(s, TableLayout.UPSTREAM); }
+
     /** The golden text of a scenario: a header, then the ip and ip6 creation scripts. */
-    public static String script(GoldenScenarios.Scenario s) {
-        Renderer.Rendering r = Renderer.upstream().render(s.snapshot(), s.node());
+    public static String script(GoldenScenarios.Scenario s, TableLayout layout) {
+        Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         StringBuilder sb = new StringBuilder();
         sb.append("# scenario: ").append(s.name()).append('\n');
         sb.append("# ").append(s.description()).append('\n');
@@ -43,10 +48,35 @@ class GoldenTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("scenarios")
     void matchesGolden(GoldenScenarios.Scenario s) throws IOException {
-        String actual = script(s);
-        Path file = DIR.resolve(s.name() + ".nft");
+        compare(DIR.resolve(s.name() + ".nft"), script(s, TableLayout.UPSTREAM));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void matchesFastGolden(GoldenScenarios.Scenario s) throws IOException {
+        compare(FAST_DIR.resolve(s.name() + ".nft"), script(s, TableLayout.FAST));
+    }
+
+    /**
+     * The fast layout differs from upstream's only in the rules of the policy chains: the same objects, in the
+     * same order, every other line identical.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void fastLayoutChangesOnlyPolicyChainRules(GoldenScenarios.Scenario s) {
+        List<String> up = normalise(script(s, TableLayout.UPSTREAM)).lines().filter(l -> !isPolicyRule(l)).toList();
+        List<String> fast = normalise(script(s, TableLayout.FAST)).lines().filter(l -> !isPolicyRule(l)).toList();
+        assertEquals(up, fast);
+    }
+
+    private static boolean isPolicyRule(String line) {
+        return line.matches("add rule ip6? kube-proxy (service|local)-[A-Z0-9]{8}-\\S+ .*");
+    }
+
+    private static void compare(Path file, String actual) throws IOException {
+        Path dir = file.getParent();
         if (Boolean.getBoolean("golden.update")) {
-            Files.createDirectories(DIR);
+            Files.createDirectories(dir);
             Files.writeString(file, actual, StandardCharsets.UTF_8);
         }
         assertTrue(Files.exists(file), "missing golden file " + file + "; run with -Dgolden.update=true");

@@ -13,6 +13,8 @@ import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.util.List;
 
@@ -25,12 +27,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class IncrementalRendererTest {
     private static ProxyState state(ClusterSnapshot s) { return ProxyStateBuilder.build(s, IpFamily.IPV4, TestClusters.NODE); }
 
-    /** Both paths drive their own model kernel; after every step the tables and the kernels must be identical. */
-    @Test
-    void randomWalkMatchesTheFullRenderAndDiff() {
+    /**
+     * Both paths drive their own model kernel; after every step the tables and the kernels must be identical. In
+     * both layouts: the fast one changes a policy chain's rule count with its endpoint count.
+     */
+    @ParameterizedTest
+    @EnumSource(TableLayout.class)
+    void randomWalkMatchesTheFullRenderAndDiff(TableLayout layout) {
         long seed = Long.getLong("incremental.seed", System.nanoTime());
         RandomClusters walk = new RandomClusters(seed);
-        Renderer renderer = Renderer.upstream();
+        Renderer renderer = new Renderer(layout);
         InMemoryTables fullKernel = new InMemoryTables();
         InMemoryTables incKernel = new InMemoryTables();
         IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, TestClusters.node());
@@ -64,7 +70,7 @@ class IncrementalRendererTest {
                 assertTrue(inc.sync(st, node).isEmpty(), "a repeated sync sends nothing, step " + i);
             }
         } catch (AssertionError e) {
-            throw new AssertionError("seed " + seed + " (-Dincremental.seed=" + seed + "), last change: " + last, e);
+            throw new AssertionError(layout + " seed " + seed + " (-Dincremental.seed=" + seed + "), last change: " + last, e);
         }
     }
 

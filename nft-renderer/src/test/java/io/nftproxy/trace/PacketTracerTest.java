@@ -119,6 +119,35 @@ class PacketTracerTest {
         assertTrue(t.branches().get(2).choices().get(0).contains("pick 2/3"), t.branches().get(2).choices().toString());
     }
 
+    /**
+     * A numgen match forks into "drew it" and "drew something else", with the draw's odds; a mod 4, 3, 2 cascade
+     * reaches each of its four targets with probability 1/4, and an unequal cascade with its own odds.
+     */
+    @Test
+    void numgenMatchesForkWithTheirOdds() {
+        assertEquals(List.of(Probability.of(1, 4), Probability.of(1, 4), Probability.of(1, 4), Probability.of(1, 4)),
+                List.copyOf(cascade(4, 3, 2).dnatOdds().values()));
+        Trace t = cascade(2, 2);
+        assertEquals(List.of("10.0.2.1:8080", "10.0.2.2:8080", "10.0.2.3:8080"), List.copyOf(t.dnatOdds().keySet()));
+        assertEquals(List.of(Probability.of(1, 2), Probability.of(1, 4), Probability.of(1, 4)), List.copyOf(t.dnatOdds().values()));
+        assertEquals(List.of("numgen mod 2 != 0", "numgen mod 2 == 0"), t.branches().get(1).choices());
+        assertTrue(t.render().contains("branch 3/3 (p 1/4)"), t.render());
+        assertTrue(t.render().contains("odds: 10.0.2.1:8080 1/2, 10.0.2.2:8080 1/4, 10.0.2.3:8080 1/4"), t.render());
+        // mod 1 always draws 0: no fork.
+        assertEquals(1, cascade(1).branches().size());
+    }
+
+    /** DNAT rules guarded by {@code numgen random mod m 0} for each m, then an unconditional one. */
+    private static Trace cascade(int... moduli) {
+        DesiredTable.Builder b = DesiredTable.builder(IpFamily.IPV4).chain(base("nat-prerouting", "nat", "prerouting", -100));
+        for (int i = 0; i <= moduli.length; i++) {
+            List<Match> m = i < moduli.length ? List.of(new Match.NumgenIs(moduli[i], 0)) : List.of();
+            b.rule(rule("nat-prerouting", m, new Statement.Dnat(
+                    List.of(new Statement.Target(IpAddress.parse("10.0.2." + (i + 1)), 8080)), true)));
+        }
+        return trace(b.build());
+    }
+
     @Test
     void ctStatusDnatHoldsOnlyAfterADnat() {
         for (boolean dnat : new boolean[]{false, true}) {

@@ -10,13 +10,16 @@ import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.ManifestLoader;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -33,6 +36,8 @@ import java.util.List;
  */
 public final class NodeOptions {
     static final String PRIMARY = "primary";
+    /** {@link TableLayout#DEFAULT}'s spelling, as an annotation needs a constant (a test keeps the two equal). */
+    static final String DEFAULT_LAYOUT = "fast";
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
@@ -79,6 +84,14 @@ public final class NodeOptions {
             description = {"Bit of the packet mark (0..31) that flags traffic for masquerading.",
                     "Default: ${DEFAULT-VALUE} (mark 0x4000)."})
     int masqueradeBit;
+
+    @Option(names = "--table-layout", paramLabel = "upstream|fast", converter = LayoutConverter.class,
+            defaultValue = DEFAULT_LAYOUT,
+            description = {"How each service picks an endpoint: 'fast' (a cascade of 'numgen random mod K 0' rules, no "
+                    + "per-service map; linear kernel load time) or 'upstream' (kube-proxy 1.36's rule text, one "
+                    + "anonymous numgen map per service). Object names and behaviour are the same; see "
+                    + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
+    TableLayout tableLayout;
 
     @Option(names = {"-v", "--verbose"},
             description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
@@ -149,9 +162,26 @@ public final class NodeOptions {
         NodeSetup setup = resolveOrExplain(err);
         if (setup == null) return null;
         report(setup, err);
-        Renderer.Rendering rendering = Renderer.upstream().render(setup.snapshot(), setup.node());
+        Renderer.Rendering rendering = renderer().render(setup.snapshot(), setup.node());
         for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
         return new Rendered(setup, rendering);
+    }
+
+    /** The renderer for {@code --table-layout}. */
+    public Renderer renderer() { return new Renderer(tableLayout); }
+
+    public TableLayout tableLayout() { return tableLayout; }
+
+    /** {@code upstream} or {@code fast}, case-insensitively; the message names what is allowed. */
+    static final class LayoutConverter implements ITypeConverter<TableLayout> {
+        @Override public TableLayout convert(String value) {
+            try {
+                return TableLayout.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(InvalidInputException.printable(value)
+                        + " is not a table layout (allowed: upstream, fast)");
+            }
+        }
     }
 
     /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */

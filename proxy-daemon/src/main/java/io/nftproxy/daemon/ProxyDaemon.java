@@ -65,10 +65,12 @@ public final class ProxyDaemon implements AutoCloseable {
 
     /**
      * @param netns               act on /run/netns/NAME from threads that joined it (tests), or null for our own
+     * @param layout              the table layout (docs/table-layout.md)
      * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
      *                            and that must not make /healthz fail
      */
-    public record Options(ProxyConfig config, NodeSettings node, String netns, boolean nodeObjectOptional) {}
+    public record Options(ProxyConfig config, NodeSettings node, String netns, boolean nodeObjectOptional,
+                          io.nftproxy.render.TableLayout layout) {}
 
     private final Options options;
     private final NftClient client;
@@ -98,7 +100,7 @@ public final class ProxyDaemon implements AutoCloseable {
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(client, io.nftproxy.render.Renderer.upstream(), c.fullSyncPeriod());
+        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod());
     }
 
     public ClusterStore store() { return store; }

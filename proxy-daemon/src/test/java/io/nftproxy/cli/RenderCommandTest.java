@@ -48,7 +48,7 @@ class RenderCommandTest {
 
     @Test
     void examplesRenderWithSeed001ObjectNamesAndNoWarnings() {
-        Run r = renderExamples();
+        Run r = renderExamples("--table-layout", "upstream");
 
         assertEquals(0, r.exit(), r.err());
         assertEquals("", r.err());
@@ -74,8 +74,8 @@ class RenderCommandTest {
         Run r = renderExamples();
 
         assertTrue(r.hasLine("add element ip kube-proxy service-ips { 10.110.229.142 . tcp . 80 : goto service-UYL3EFSC-demo/legacy-api/tcp/http }"));
-        assertTrue(r.out().contains("service-UYL3EFSC-demo/legacy-api/tcp/http meta l4proto tcp dnat ip addr . port to numgen random mod 2 "
-                + "map { 0 : 192.168.10.40 . 8080 , 1 : 192.168.10.41 . 8080 }"), r.out());
+        assertTrue(r.out().contains("service-UYL3EFSC-demo/legacy-api/tcp/http meta l4proto tcp numgen random mod 2 0 dnat to 192.168.10.40:8080\n"
+                + "add rule ip kube-proxy service-UYL3EFSC-demo/legacy-api/tcp/http meta l4proto tcp dnat to 192.168.10.41:8080\n"), r.out());
         assertFalse(r.out().contains("legacy-api:http\" : goto reject-chain"));
         assertFalse(r.lines().stream().anyMatch(l -> l.startsWith("add element ip kube-proxy no-endpoint-services")), r.out());
     }
@@ -97,8 +97,8 @@ class RenderCommandTest {
         assertTrue(r.hasLine("add element ip kube-proxy nodeport-ips { 192.168.10.20 }"));
         assertTrue(r.hasLine("add rule ip6 kube-proxy services fib daddr type local ip6 daddr != ::1 meta l4proto . th dport vmap @service-nodeports"));
         // endpoints with nodeName k8s-node-1 are local: hello-local and hello-near (forNodes hints) keep only 172.20.211.48
-        assertTrue(r.out().contains("local-4H2GLPZP-demo/hello-local/tcp/http meta l4proto tcp dnat ip addr . port to numgen random mod 1 map { 0 : 172.20.211.48 . 8080 }"));
-        assertTrue(r.out().contains("service-AKGLRN4Y-demo/hello-near/tcp/http meta l4proto tcp dnat ip addr . port to numgen random mod 1 map { 0 : 172.20.211.48 . 8080 }"));
+        assertTrue(r.out().contains("local-4H2GLPZP-demo/hello-local/tcp/http meta l4proto tcp dnat to 172.20.211.48:8080\n"));
+        assertTrue(r.out().contains("service-AKGLRN4Y-demo/hello-near/tcp/http meta l4proto tcp dnat to 172.20.211.48:8080\n"));
     }
 
     @Test
@@ -151,7 +151,7 @@ class RenderCommandTest {
         Run r = run("render", "--manifests", dir.toString(), "--hostname-override", "n1", "--ip-family", "ipv4");
 
         assertEquals(0, r.exit(), r.err());
-        assertTrue(r.out().contains("numgen random mod 1 map { 0 : 10.1.0.2 . 8080 }"), r.out());
+        assertTrue(r.out().contains("meta l4proto tcp dnat to 10.1.0.2:8080\n"), r.out());
     }
 
     @Test
@@ -184,6 +184,29 @@ class RenderCommandTest {
         assertTrue(r.lines().stream().allMatch(l -> l.startsWith("add ")), r.out());
     }
 
+    /** The default layout writes the cascade; everything but the policy chains' rules is upstream's, line for line. */
+    @Test
+    void fastLayoutIsTheDefaultAndChangesOnlyPolicyChainRules() {
+        assertEquals(io.nftproxy.render.TableLayout.DEFAULT.cliName(), NodeOptions.DEFAULT_LAYOUT);
+        Run byDefault = renderExamples();
+        Run fast = renderExamples("--table-layout", "FAST");
+        Run upstream = renderExamples("--table-layout", "upstream");
+        assertEquals(0, byDefault.exit(), byDefault.err());
+        assertEquals(byDefault.out(), fast.out());
+        String hello = "add rule ip kube-proxy service-VSI2YVQZ-demo/hello/tcp/http meta l4proto tcp ";
+        assertTrue(fast.hasLine(hello + "numgen random mod 3 0 dnat to 172.20.172.15:8080"), fast.out());
+        assertTrue(fast.hasLine(hello + "numgen random mod 2 0 dnat to 172.20.172.17:8080"), fast.out());
+        assertTrue(fast.hasLine(hello + "dnat to 172.20.211.48:8080"), fast.out());
+        assertFalse(fast.out().contains(" map {"), "no anonymous map in the fast layout");
+        assertTrue(upstream.out().contains(" map {"));
+        assertEquals(withoutPolicyRules(upstream), withoutPolicyRules(fast));
+        assertTrue(run("render", "--help").out().contains("--table-layout=upstream|fast"));
+    }
+
+    private static List<String> withoutPolicyRules(Run r) {
+        return r.lines().stream().filter(l -> !l.matches("add rule ip6? kube-proxy (service|local)-[A-Z0-9]{8}-\\S+ .*")).toList();
+    }
+
     @Test
     void badFlagValuesExitWithTwoAndNameTheFlag() {
         record Case(String flag, String value, String expected) {}
@@ -195,7 +218,8 @@ class RenderCommandTest {
                 new Case("--nodeport-addresses", "lan", "Invalid value for option '--nodeport-addresses': \"lan\""),
                 new Case("--masquerade-bit", "32", "Invalid value for option '--masquerade-bit': \"32\" (allowed: an integer 0..31)"),
                 new Case("--masquerade-bit", "x", "Invalid value for option '--masquerade-bit'"),
-                new Case("--ip-family", "ipv5", "expected one of [ipv4, ipv6, both]"))) {
+                new Case("--ip-family", "ipv5", "expected one of [ipv4, ipv6, both]"),
+                new Case("--table-layout", "quick", "Invalid value for option '--table-layout': \"quick\" is not a table layout (allowed: upstream, fast)"))) {
             Run r = run("render", "--manifests", EXAMPLES.toString(), "--hostname-override", "k8s-node-1", c.flag(), c.value());
             assertEquals(ExitCodes.USAGE, r.exit(), c.toString());
             assertTrue(r.err().contains(c.expected()), c + " -> " + r.err());

@@ -73,7 +73,7 @@ class DaemonKernelTest {
         NodeSettings node = new NodeSettings("k8s-node-1", List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, ns.name(), true), client, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, ns.name(), true, io.nftproxy.render.TableLayout.DEFAULT), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
@@ -87,7 +87,7 @@ class DaemonKernelTest {
 
     @Test
     void programsTheTablesAndReportsHealthy() throws Exception {
-        assertTrue(ns.nftOut("list", "chain", "ip", "kube-proxy", HELLO).contains("numgen random mod 3"));
+        assertTrue(ns.nftOut("list", "chain", "ip", "kube-proxy", HELLO).contains("numgen random mod 3 0"));
         assertTrue(ns.listTableText(IpFamily.IPV6).contains("service-ips"), "the ip6 table too");
         HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + healthPort + "/healthz")).timeout(Duration.ofSeconds(5)).build(),
@@ -125,7 +125,7 @@ class DaemonKernelTest {
     }
 
     private boolean helloIntact() {
-        return has("list", "chain", "ip", "kube-proxy", HELLO, "numgen random mod 3");
+        return has("list", "chain", "ip", "kube-proxy", HELLO, "numgen random mod 3 0");
     }
 
     private void ok(String... args) throws IOException {

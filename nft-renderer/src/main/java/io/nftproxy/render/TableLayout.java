@@ -1,0 +1,40 @@
+package io.nftproxy.render;
+
+import java.util.Locale;
+
+/**
+ * How a service's random endpoint pick is written. Every object name (chains, sets, maps, comments) and every
+ * other rule is the same in both layouts; only the rules inside the {@code service-…} and {@code local-…} chains
+ * differ. docs/table-layout.md has the measurements behind the choice.
+ */
+public enum TableLayout {
+    /**
+     * kube-proxy 1.36's rule text: one rule per policy chain that picks through an anonymous
+     * {@code numgen random mod N map { … }} (or {@code vmap} with ClientIP affinity). Every anonymous map is a set
+     * of its own in the kernel, and loading N of them costs super-linear kernel time.
+     */
+    UPSTREAM,
+    /**
+     * A cascade of N rules per policy chain, {@code numgen random mod K 0} for K = N…2 and a last unconditional
+     * rule, each DNATing (or, with affinity, going to an endpoint chain) directly. Each endpoint is still picked
+     * with probability 1/N; the table holds no per-service set or map, so loading it costs linear kernel time.
+     */
+    FAST;
+
+    /**
+     * The layout a proxy uses unless told otherwise: {@link #FAST}, because upstream's anonymous maps make the
+     * kernel's load time super-linear (10k services x 10 endpoints: 14 s against 4 s; 50k x 10: over 240 s against
+     * 11 s on the reference machine) while every name and every routing decision stays kube-proxy's. See
+     * docs/table-layout.md and docs/benchmarks.md.
+     */
+    public static final TableLayout DEFAULT = FAST;
+
+    /** The command-line spelling: {@code upstream} or {@code fast}. */
+    public String cliName() { return name().toLowerCase(Locale.ROOT); }
+
+    /** Parses the command-line spelling, case-insensitively. */
+    public static TableLayout parse(String s) {
+        for (TableLayout l : values()) if (l.cliName().equalsIgnoreCase(s.strip())) return l;
+        throw new IllegalArgumentException("table layout '" + s + "' is neither 'upstream' nor 'fast'");
+    }
+}
