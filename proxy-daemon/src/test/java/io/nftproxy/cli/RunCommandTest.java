@@ -56,11 +56,17 @@ class RunCommandTest {
     }
 
     @Test
-    void withoutOnceItSaysTheDaemonIsNotThereYet() {
+    void theDaemonRefusesAnInvalidConfigurationBeforeTouchingTheKernel() {
         FakeNftClient f = new FakeNftClient();
-        Run r = run(fake(f));
+        Run r = run(fake(f), "--min-sync-period", "soon");
         assertEquals(ExitCodes.USAGE, r.exit());
-        assertTrue(r.err().contains("the daemon mode is not implemented yet; use --once"), r.err());
+        assertTrue(r.err().contains("--min-sync-period: invalid value \"soon\""), r.err());
+        r = run(fake(f), "--kubeconfig", "/nonexistent/kubeconfig");
+        assertEquals(ExitCodes.USAGE, r.exit());
+        assertTrue(r.err().contains("either a manifest directory or a kubeconfig, not both"), r.err());
+        r = run(fake(f), "--healthz-bind-address", "localhost:10256");
+        assertEquals(ExitCodes.USAGE, r.exit());
+        assertTrue(r.err().contains("no host names"), r.err());
         assertNull(f.dump(IpFamily.IPV4));
     }
 
