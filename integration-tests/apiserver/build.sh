@@ -29,7 +29,10 @@ PATH="$PATH:/usr/local/go/bin"
 
 step=""
 log() { printf '[apiserver-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-fail() { log "FAILED during: $step"; exit 1; }
+# With set -E the trap also fires inside $(...) subshells; report once, from the script itself.
+fail() { [[ $BASHPID == "$$" ]] && log "FAILED during: $step"; exit 1; }
+# go mod download -json reports its error inside the JSON on stdout.
+json_error() { printf '%s' "$1" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p'; }
 trap fail ERR
 
 binaries_ok() {
@@ -52,7 +55,9 @@ if [[ "$(printf '%s\n%s\n' "${have#go}" "$GO_MIN" | sort -V | head -1)" != "$GO_
   # any go that speaks modules (Debian's 1.19 does) downloads it and checks it against the checksum database.
   step="fetching the $GO_TOOLCHAIN toolchain module (have $have, need >= go$GO_MIN)"
   log "$step"
-  tc_json=$(GOTOOLCHAIN=local GOFLAGS=-modcacherw go mod download -json "golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-amd64")
+  if ! tc_json=$(GOTOOLCHAIN=local GOFLAGS=-modcacherw go mod download -json "golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-amd64"); then
+    log "go: $(json_error "$tc_json")"; false
+  fi
   tc_dir=$(printf '%s' "$tc_json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
   [[ -d "$tc_dir/bin" ]] || { log "no toolchain directory in: $tc_json"; false; }
   # Module zips carry no file modes.
@@ -68,7 +73,9 @@ mkdir -p "$DIR/work/apiserver" "$DIR/work/etcd" "$BIN"
 
 step="downloading k8s.io/kubernetes@$K8S_VERSION's go.mod"
 cd "$DIR/work/apiserver"
-gomod_json=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION")
+if ! gomod_json=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION"); then
+  log "go: $(json_error "$gomod_json")"; false
+fi
 kube_gomod=$(printf '%s' "$gomod_json" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')
 [[ -f "$kube_gomod" ]] || { log "no go.mod path in: $gomod_json"; false; }
 go_directive=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$kube_gomod")
