@@ -1,6 +1,9 @@
 package io.nftproxy.it.api;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -71,9 +74,20 @@ public final class ApiServerBinaries {
     private static void build() throws IOException {
         Path script = buildScript();
         List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.INHERIT);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().put("K8S_VERSION", K8S_VERSION);
         Process p = pb.start();
+        // Through System.out, not an inherited fd: surefire's forked JVM reports "Corrupted channel" for bytes
+        // written straight to its stdout, and the build's progress would never reach the console.
+        Thread pump = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) System.out.println(line);
+            } catch (IOException closed) {
+                // the process was killed; its exit code says what happened
+            }
+        }, "apiserver-build-output");
+        pump.setDaemon(true);
+        pump.start();
         try {
             if (!p.waitFor(BUILD_TIMEOUT_MINUTES, TimeUnit.MINUTES)) {
                 p.destroyForcibly();
@@ -83,6 +97,11 @@ public final class ApiServerBinaries {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while building kube-apiserver", e);
+        }
+        try {
+            pump.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         if (p.exitValue() != 0) throw new IOException(script + " failed with exit code " + p.exitValue() + " (its log is above)");
     }
