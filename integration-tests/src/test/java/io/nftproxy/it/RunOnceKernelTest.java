@@ -1,5 +1,6 @@
 package io.nftproxy.it;
 
+import io.nftproxy.demo.KernelNamespace;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.cli.NftproxyCommand;
 import io.nftproxy.nft.DesiredTable;

@@ -1,4 +1,4 @@
-package io.nftproxy.it.net;
+package io.nftproxy.demo;
 
 import io.nftproxy.netlink.NetnsThread;
 
