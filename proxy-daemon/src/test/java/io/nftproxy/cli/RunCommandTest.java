@@ -55,12 +55,17 @@ class RunCommandTest {
         for (IpFamily fam : IpFamily.values()) assertNotNull(f.dump(fam), fam.toString());
     }
 
+    /**
+     * Without --once the daemon starts, and it opens the host's real nftables (not the client seam), so a unit test
+     * may only reach it with a configuration it refuses before touching the kernel: a daemon started here would
+     * program this machine's own namespace and never return.
+     */
     @Test
-    void withoutOnceItSaysTheDaemonIsNotThereYet() {
+    void withoutOnceAnInvalidConfigurationIsRefusedBeforeNftIsOpened() {
         FakeNftClient f = new FakeNftClient();
-        Run r = run(fake(f));
-        assertEquals(ExitCodes.USAGE, r.exit());
-        assertTrue(r.err().contains("the daemon mode is not implemented yet; use --once"), r.err());
+        Run r = run(fake(f), "--min-sync-period", "soon");
+        assertEquals(ExitCodes.USAGE, r.exit(), r.err());
+        assertTrue(r.err().contains("nftproxy: invalid configuration:") && r.err().contains("--min-sync-period"), r.err());
         assertNull(f.dump(IpFamily.IPV4));
     }
 
