@@ -85,6 +85,29 @@ public final class KernelNamespace implements AutoCloseable {
     /** {@code nftp-<tag>-<pid>-}: what every namespace this process creates with {@code tag} starts with. */
     public static String prefix(String tag) { return "nftp-" + tag + "-" + ProcessHandle.current().pid() + "-"; }
 
+    /** The namespaces this process created with {@code tag} that still exist, by name. */
+    public static List<String> existing(String tag) throws IOException {
+        String prefix = prefix(tag);
+        Result r = run(DEFAULT_TIMEOUT, null, executable("ip").orElseThrow(() -> new IOException("no ip command")), "netns", "list");
+        if (!r.ok()) throw new IOException("ip netns list failed: " + r.stderr().strip());
+        // "NAME" or "NAME (id: N)", one per line.
+        return r.stdout().lines().map(l -> l.split(" ", 2)[0]).filter(n -> n.startsWith(prefix)).sorted().toList();
+    }
+
+    /**
+     * Deletes what {@link #existing} lists: the sweep after an interrupted run, which may have been stopped between
+     * creating a namespace and handing it to whoever deletes it. Returns the names it deleted.
+     */
+    public static List<String> deleteExisting(String tag) throws IOException {
+        List<String> names = existing(tag);
+        String ip = executable("ip").orElseThrow();
+        for (String n : names) {
+            Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", n);
+            if (!r.ok()) throw new IOException("ip netns del " + n + " failed: " + r.stderr().strip());
+        }
+        return names;
+    }
+
     public String name() { return name; }
 
     /** Runs {@code command} inside the namespace, with {@code stdin} (or none) and a timeout. */
@@ -171,7 +194,8 @@ public final class KernelNamespace implements AutoCloseable {
         }
     }
 
-    private static boolean isRoot() {
+    /** Whether this process runs with effective uid 0. */
+    public static boolean isRoot() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("Uid:")) return line.split("\\s+")[2].equals("0"); // effective uid

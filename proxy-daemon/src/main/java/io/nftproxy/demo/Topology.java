@@ -293,11 +293,19 @@ public final class Topology implements AutoCloseable {
         if (!r.ok()) throw new IOException(host.role() + ": ip -batch failed: " + r.stderr().strip());
     }
 
-    /** Stops the namespace threads and deletes every namespace; safe to call twice, and after a failed build. */
-    @Override public synchronized void close() throws IOException {
+    /**
+     * Stops the namespace threads and the nft client but leaves every namespace in place, for a person to explore
+     * ({@code nftproxy demo --keep}); they are then deleted with {@code ip netns del}.
+     */
+    public synchronized void release() {
         if (nft != null) nft.close();
         nft = null;
         for (Host h : hosts.values()) h.thread().close();
+    }
+
+    /** Stops the namespace threads and deletes every namespace; safe to call twice, and after a failed build. */
+    @Override public synchronized void close() throws IOException {
+        release();
         IOException first = null;
         for (int i = namespaces.size() - 1; i >= 0; i--) {
             try {
