@@ -48,7 +48,7 @@ class DemoCommandKernelTest {
         assertTrue(nodePort.contains("saw " + DemoCluster.NODE_IP + " (k8s-node-1's address: masqueraded)"), nodePort);
         assertFalse(nodePort.contains("saw " + DemoCluster.EXTERNAL_CLIENT), nodePort);
 
-        assertTrue(scaled.contains("numgen random mod 2"), scaled);
+        assertTrue(scaled.contains("the daemon applied it"), scaled);
         assertTrue(scaled.contains("backends reached: 2 of 2, 30 of 30 requests answered"), scaled);
         assertFalse(answered(scaled, DemoCluster.SCALED_AWAY.role()), scaled);
 

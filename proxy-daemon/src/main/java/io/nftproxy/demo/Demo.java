@@ -86,7 +86,6 @@ public final class Demo implements AutoCloseable {
         Topology t = Topology.build(DemoCluster.plan());
         synchronized (this) {
             topology = t;
-            if (closed) throw new InterruptedException("stopped");
         }
         own(this::releaseTopology);
         for (Topology.Host h : topology.hosts()) line(String.format("%-12s %-15s netns %s", h.role(), h.address(), h.netns()));
@@ -117,11 +116,12 @@ public final class Demo implements AutoCloseable {
         done();
 
         step("Scaling hello down: " + SCALED_AWAY.role() + " (" + SCALED_AWAY.address() + ") leaves its EndpointSlice");
+        String before = nft("list", "chain", "ip", "kube-proxy", helloChain());
         long edited = System.nanoTime();
         if (EndpointRemoval.remove(manifests.resolve(HELLO_MANIFEST), HELLO, SCALED_AWAY.address()) != 1) {
             throw new IOException(HELLO_MANIFEST + " does not list " + SCALED_AWAY.address() + " exactly once");
         }
-        String chain = awaitChainWithout(SCALED_AWAY.address());
+        String chain = awaitChainChange(before);
         line(String.format("edited %s; the daemon applied it %d ms later:", HELLO_MANIFEST, (System.nanoTime() - edited) / 1_000_000));
         print(chain);
         List<Backend> remaining = BACKENDS.stream().filter(b -> b != SCALED_AWAY).toList();
@@ -200,12 +200,15 @@ public final class Demo implements AutoCloseable {
         return "";
     }
 
-    /** Polls the kernel until hello's chain no longer sends to {@code address}; returns the chain's listing then. */
-    private String awaitChainWithout(String address) throws IOException, InterruptedException {
+    /**
+     * Polls the kernel until hello's chain differs from {@code before}, i.e. the daemon applied the edit; returns
+     * the new listing. Whether the new chain is right is for the requests that follow to show.
+     */
+    private String awaitChainChange(String before) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + APPLY_TIMEOUT.toNanos();
         while (true) {
             String chain = nft("list", "chain", "ip", "kube-proxy", helloChain());
-            if (!chain.contains(address)) return chain;
+            if (!chain.equals(before)) return chain;
             if (System.nanoTime() > deadline) {
                 throw new IOException("the daemon did not apply the edit of " + HELLO_MANIFEST + " within " + APPLY_TIMEOUT.toSeconds() + " s");
             }
