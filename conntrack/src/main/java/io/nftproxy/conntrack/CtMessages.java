@@ -32,6 +32,10 @@ final class CtMessages {
 
     static final int CTA_TUPLE_ORIG = 1;
     static final int CTA_TUPLE_REPLY = 2;
+    static final int CTA_STATUS = 3;
+    static final int CTA_PROTOINFO = 4;
+    static final int CTA_PROTOINFO_TCP = 1;
+    static final int CTA_PROTOINFO_TCP_STATE = 1;
     static final int CTA_ID = 12;
     static final int CTA_ZONE = 18;
     static final int CTA_TUPLE_IP = 1;
@@ -158,6 +162,8 @@ final class CtMessages {
         Tuple orig = null, reply = null;
         int zone = 0;
         long id = 0;
+        long status = 0;
+        int tcpState = FlowEntry.NO_TCP_STATE;
         for (int pos = at + NFGENMSG_LEN; pos + 4 <= end; ) {
             int alen = buf.getShort(pos) & 0xffff;
             int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
@@ -166,13 +172,34 @@ final class CtMessages {
             else if (atype == CTA_TUPLE_REPLY) reply = tuple(buf, pos + 4, pos + alen);
             else if (atype == CTA_ZONE && alen >= 6) zone = be16(buf, pos + 4);
             else if (atype == CTA_ID && alen >= 8) id = be32(buf, pos + 4);
+            else if (atype == CTA_STATUS && alen >= 8) status = be32(buf, pos + 4);
+            else if (atype == CTA_PROTOINFO) tcpState = tcpState(buf, pos + 4, pos + alen);
             pos += align(alen);
         }
         if (orig == null || reply == null || orig.src == null || orig.dst == null || reply.src == null || reply.dst == null) {
             return null;
         }
         return new FlowEntry(family, orig.proto, orig.src, orig.dst, orig.sport, orig.dport,
-                reply.src, reply.dst, reply.sport, reply.dport, zone, id);
+                reply.src, reply.dst, reply.sport, reply.dport, zone, id, tcpState, status);
+    }
+
+    /** CTA_PROTOINFO → CTA_PROTOINFO_TCP → CTA_PROTOINFO_TCP_STATE (u8), or NO_TCP_STATE for other protocols. */
+    private static int tcpState(ByteBuffer buf, int at, int end) {
+        int tcp = find(buf, at, end, CTA_PROTOINFO_TCP);
+        if (tcp < 0) return FlowEntry.NO_TCP_STATE;
+        int state = find(buf, tcp + 4, tcp + (buf.getShort(tcp) & 0xffff), CTA_PROTOINFO_TCP_STATE);
+        return state < 0 || (buf.getShort(state) & 0xffff) < 5 ? FlowEntry.NO_TCP_STATE : buf.get(state + 4) & 0xff;
+    }
+
+    /** The offset of the first attribute of {@code type} in [at, end), or -1. */
+    private static int find(ByteBuffer buf, int at, int end, int type) {
+        for (int pos = at; pos + 4 <= end; ) {
+            int alen = buf.getShort(pos) & 0xffff;
+            if (alen < 4 || pos + alen > end) return -1;
+            if ((buf.getShort(pos + 2) & NLA_TYPE_MASK) == type) return pos;
+            pos += align(alen);
+        }
+        return -1;
     }
 
     private static final class Tuple {

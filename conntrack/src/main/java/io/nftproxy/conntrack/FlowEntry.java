@@ -10,15 +10,25 @@ import java.util.Objects;
  * (what the kernel expects back, so after DNAT its source is the endpoint), the zone and the kernel's id.
  * {@code protocol} is the IP protocol number ({@link #UDP}, {@link #TCP}, {@link #SCTP}, ...). Ports are 0 for
  * protocols without ports. {@code id} is passed back on delete so that a flow re-created with the same tuple
- * between our dump and our delete is left alone.
+ * between our dump and our delete is left alone. {@code tcpState} is the kernel's TCP tracking state
+ * ({@link #NO_TCP_STATE} for other protocols), {@code status} the entry's {@code IPS_*} status bits; both are for
+ * people reading the flow ({@link #state()}), nothing decides on them.
  */
 public record FlowEntry(IpFamily family, int protocol,
                         IpAddress origSrc, IpAddress origDst, int origSrcPort, int origDstPort,
                         IpAddress replySrc, IpAddress replyDst, int replySrcPort, int replyDstPort,
-                        int zone, long id) {
+                        int zone, long id, int tcpState, long status) {
     public static final int TCP = 6;
     public static final int UDP = 17;
     public static final int SCTP = 132;
+    public static final int NO_TCP_STATE = -1;
+    /** {@code IPS_SEEN_REPLY}: packets went both ways. */
+    public static final long SEEN_REPLY = 1L << 1;
+    /** {@code IPS_ASSURED}: the kernel will not drop the entry early when the table is full. */
+    public static final long ASSURED = 1L << 2;
+    /** enum tcp_conntrack (include/uapi/linux/netfilter/nf_conntrack_tcp.h), named as conntrack -L prints them. */
+    private static final String[] TCP_STATES = {"NONE", "SYN_SENT", "SYN_RECV", "ESTABLISHED", "FIN_WAIT",
+            "CLOSE_WAIT", "LAST_ACK", "TIME_WAIT", "CLOSE", "SYN_SENT2"};
 
     public FlowEntry {
         Objects.requireNonNull(family, "family");
@@ -26,6 +36,25 @@ public record FlowEntry(IpFamily family, int protocol,
         Objects.requireNonNull(origDst, "origDst");
         Objects.requireNonNull(replySrc, "replySrc");
         Objects.requireNonNull(replyDst, "replyDst");
+    }
+
+    /** A flow without TCP state or status bits (for deletes, which need neither). */
+    public FlowEntry(IpFamily family, int protocol, IpAddress origSrc, IpAddress origDst, int origSrcPort, int origDstPort,
+                     IpAddress replySrc, IpAddress replyDst, int replySrcPort, int replyDstPort, int zone, long id) {
+        this(family, protocol, origSrc, origDst, origSrcPort, origDstPort, replySrc, replyDst, replySrcPort, replyDstPort,
+                zone, id, NO_TCP_STATE, 0);
+    }
+
+    /**
+     * As {@code conntrack -L} shows it: the TCP state if any, then {@code [UNREPLIED]} or {@code [ASSURED]};
+     * e.g. {@code ESTABLISHED [ASSURED]}, {@code [UNREPLIED]}; {@code -} when there is nothing to say.
+     */
+    public String state() {
+        StringBuilder sb = new StringBuilder();
+        if (tcpState != NO_TCP_STATE) sb.append(tcpState < TCP_STATES.length ? TCP_STATES[tcpState] : "STATE_" + tcpState);
+        String flag = (status & SEEN_REPLY) == 0 ? "[UNREPLIED]" : (status & ASSURED) != 0 ? "[ASSURED]" : null;
+        if (flag != null) sb.append(sb.length() == 0 ? "" : " ").append(flag);
+        return sb.length() == 0 ? "-" : sb.toString();
     }
 
     /** A flow with zone 0 and no id, the shape unit tests need. */

@@ -1,21 +1,16 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
-import io.nftproxy.cli.NftproxyCommand;
+import io.nftproxy.demo.KernelNamespace;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.proxy.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 import java.io.File;
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -36,8 +31,6 @@ class RunOnceKernelTest {
         Assumptions.assumeTrue(cause == null, cause);
     }
 
-    record Run(int exit, String out, String err) {}
-
     private static List<String> args(KernelNamespace ns, String... extra) {
         List<String> a = new ArrayList<>(List.of("run", "--once", "--manifests", EXAMPLES.toString(),
                 "--hostname-override", "k8s-node-1", "--cluster-cidr", "172.20.0.0/16,fd00:172:20::/64", "--netns", ns.name()));
@@ -45,20 +38,13 @@ class RunOnceKernelTest {
         return a;
     }
 
-    private static Run run(List<String> args) {
-        StringWriter out = new StringWriter(), err = new StringWriter();
-        CommandLine cl = NftproxyCommand.newCommandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        int exit = cl.execute(args.toArray(String[]::new));
-        return new Run(exit, out.toString(), err.toString());
-    }
+    private static CliRun run(List<String> args) { return CliRun.of(args); }
 
     @Test
     void appliesBothTablesThenAdoptsThemOnTheSecondRun() throws Exception {
         for (String mode : List.of("library", "exec")) {
             try (KernelNamespace ns = KernelNamespace.create("once")) {
-                Run first = run(args(ns, "--nft-mode", mode));
+                CliRun first = run(args(ns, "--nft-mode", mode));
                 assertEquals(ExitCodes.OK, first.exit(), () -> mode + ": " + first.err());
                 for (IpFamily f : IpFamily.values()) {
                     DesiredTable t = KernelTableParser.parse(ns.listTable(f));
@@ -66,7 +52,7 @@ class RunOnceKernelTest {
                     assertTrue(first.out().contains("applied table " + f.nftFamily() + " kube-proxy: full sync"), first.out());
                 }
                 String before = ns.listTable(IpFamily.IPV4);
-                Run second = run(args(ns, "--nft-mode", mode));
+                CliRun second = run(args(ns, "--nft-mode", mode));
                 assertEquals(ExitCodes.OK, second.exit(), second::err);
                 assertTrue(second.out().contains("applied table ip kube-proxy: full sync, 0 commands"), second.out());
                 assertTrue(second.out().contains("applied table ip6 kube-proxy: full sync, 0 commands"), second.out());
@@ -82,7 +68,7 @@ class RunOnceKernelTest {
             ns.load("add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n"
                     + "add set ip kube-proxy cluster-ips { type ipv4_addr ; comment \"Active ClusterIPs\" ; size 1 ; }\n");
             String before = ns.listTable(IpFamily.IPV4);
-            Run r = run(args(ns));
+            CliRun r = run(args(ns));
             assertEquals(ExitCodes.SYNC_FAILED, r.exit(), r::err);
             assertTrue(r.err().contains("nftproxy: table ip kube-proxy not applied: kind=FAILED"), r.err());
             assertTrue(r.err().contains("Too many open files"), r.err()); // ENFILE: the set is full
@@ -97,24 +83,19 @@ class RunOnceKernelTest {
      */
     @Test
     void withoutNetAdminItExitsFour() throws Exception {
-        String setpriv = List.of("/usr/bin/setpriv", "/bin/setpriv").stream().filter(p -> Files.isExecutable(Path.of(p)))
-                .findFirst().orElse(null);
+        String setpriv = CliRun.setpriv().orElse(null);
         Assumptions.assumeTrue(setpriv != null, "setpriv (util-linux) is not installed");
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         try (KernelNamespace ns = KernelNamespace.create("once")) {
-            List<String> argv = new ArrayList<>(List.of(setpriv, "--bounding-set", "-net_admin", java, "-cp",
-                    System.getProperty("java.class.path"), "io.nftproxy.cli.Main"));
-            argv.addAll(args(ns));
-            KernelNamespace.Result r = KernelNamespace.run(Duration.ofSeconds(60), null, argv.toArray(String[]::new));
-            assertEquals(ExitCodes.PERMISSION_DENIED, r.exitCode(), () -> r.stdout() + r.stderr());
-            assertTrue(r.stderr().contains("permission denied") && r.stderr().contains("CAP_NET_ADMIN"), r.stderr());
+            CliRun r = CliRun.withoutNetAdmin(setpriv, args(ns));
+            assertEquals(ExitCodes.PERMISSION_DENIED, r.exit(), () -> r.out() + r.err());
+            assertTrue(r.err().contains("permission denied") && r.err().contains("CAP_NET_ADMIN"), r.err());
             assertTrue(ns.nftOut("list", "tables").isBlank(), "nothing was created");
         }
     }
 
     @Test
     void aNamespaceThatDoesNotExistExitsThree() {
-        Run r = run(List.of("run", "--once", "--manifests", EXAMPLES.toString(), "--hostname-override", "k8s-node-1",
+        CliRun r = run(List.of("run", "--once", "--manifests", EXAMPLES.toString(), "--hostname-override", "k8s-node-1",
                 "--netns", "nftp-missing-" + ProcessHandle.current().pid(), "--nft-mode", "library"));
         assertEquals(ExitCodes.NFT_UNAVAILABLE, r.exit(), r::err);
         assertTrue(r.err().contains("cannot open nft in netns"), r.err());

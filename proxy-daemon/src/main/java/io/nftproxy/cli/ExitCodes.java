@@ -16,6 +16,11 @@ public final class ExitCodes {
     public static final int SYNC_FAILED = 5;
     /** {@code trace} could not follow the packet to an end (a jump loop or too many paths in the table). */
     public static final int UNTRACEABLE = 6;
+    /**
+     * {@code demo} did not go as it should: a step failed, or a request went unanswered or reached other backends
+     * than expected. It cleaned up all the same.
+     */
+    public static final int DEMO_FAILED = 7;
 
     private ExitCodes() {}
 }

@@ -118,16 +118,7 @@ public final class RunCommand implements Callable<Integer> {
 
     public RunCommand(ClientFactory clients) { this.clients = clients; }
 
-    @Override public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try {
-            return run(out, err);
-        } finally {
-            out.flush();
-            err.flush();
-        }
-    }
+    @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
 
     private int run(PrintWriter out, PrintWriter err) {
         if (!once) return new DaemonLauncher(this, spec).run(err);
@@ -136,16 +127,8 @@ public final class RunCommand implements Callable<Integer> {
         nodeOptions.report(setup, err);
         NodeContext node = withInterfaceAddresses(setup.node(), err);
 
-        NftClients.Selection selection;
-        try {
-            selection = clients.open(nftMode, netns);
-        } catch (NftException e) {
-            err.println("nftproxy: nft unavailable: " + e.getMessage());
-            return ExitCodes.NFT_UNAVAILABLE;
-        } catch (IOException | RuntimeException e) {
-            err.println("nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage());
-            return ExitCodes.NFT_UNAVAILABLE;
-        }
+        NftClients.Selection selection = openOrExplain(clients, nftMode, netns, err);
+        if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {
             log.info("{}", selection.reason());
             try {
@@ -173,6 +156,21 @@ public final class RunCommand implements Callable<Integer> {
             }
             return exit;
         }
+    }
+
+    /**
+     * Opens nft in {@code netns} (null: this namespace); when that fails, says why on {@code err} in one line and
+     * returns null, and the caller exits with {@link ExitCodes#NFT_UNAVAILABLE}.
+     */
+    static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, String netns, PrintWriter err) {
+        try {
+            return clients.open(mode, netns);
+        } catch (NftException e) {
+            err.println("nftproxy: nft unavailable: " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            err.println("nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage());
+        }
+        return null;
     }
 
     private static int permissionDenied(PrintWriter err, NftException e) {

@@ -55,6 +55,11 @@ class RunCommandTest {
         for (IpFamily fam : IpFamily.values()) assertNotNull(f.dump(fam), fam.toString());
     }
 
+    /**
+     * Without --once the daemon starts, and it opens the host's real nftables (not the client seam), so a unit test
+     * may only reach it with a configuration it refuses before touching the kernel: a daemon started here would
+     * program this machine's own namespace and never return.
+     */
     @Test
     void theDaemonRefusesAnInvalidConfigurationBeforeTouchingTheKernel() {
         FakeNftClient f = new FakeNftClient();

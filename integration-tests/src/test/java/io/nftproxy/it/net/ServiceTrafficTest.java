@@ -1,5 +1,8 @@
 package io.nftproxy.it.net;
 
+import io.nftproxy.demo.EchoServer;
+import io.nftproxy.demo.Probe;
+import io.nftproxy.demo.Topology;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;
@@ -69,7 +72,7 @@ class ServiceTrafficTest {
             if (cause != null) System.out.println("SKIPPED ServiceTrafficTest (" + layout.cliName() + " layout): " + cause);
             Assumptions.assumeTrue(cause == null, cause);
             long start = System.nanoTime();
-            topology = Topology.build();
+            topology = Topology.build(TestNetworks.plan());
             for (Topology.Host b : topology.backends()) {
                 servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
             }
@@ -195,7 +198,7 @@ class ServiceTrafficTest {
         void aPodReachingItselfThroughItsServiceIsHairpinMasqueraded() throws Exception {
             // Without the hairpin masquerade pod-a would see its own address as the source, answer itself over
             // loopback, and the un-DNATed reply would never match the connection: the connect would fail.
-            List<Probe.Outcome> out = Probe.from(topology.podA()).tcp(HAIRPIN, HTTP, 5);
+            List<Probe.Outcome> out = Probe.from(topology.host("pod-a")).tcp(HAIRPIN, HTTP, 5);
             report("hairpin pod-a -> own service", out);
             assertAllReplied(out);
             assertEquals(Set.of("pod-a"), backends(out));

@@ -1,5 +1,6 @@
 package io.nftproxy.it.net;
 
+import io.nftproxy.demo.Topology;
 import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
@@ -72,6 +73,18 @@ public final class TestNetworks {
 
     public static final int BACKEND_TCP_PORT = 8080;
     public static final int BACKEND_UDP_PORT = 5353;
+
+    /** The namespaces of the traffic tests: {@code nftp-tr-<pid>-<role>}, roles as the tests name backends. */
+    public static Topology.Plan plan() {
+        return new Topology.Plan("tr", LAN_GATEWAY, LAN_PREFIX_LENGTH, LAN6_GATEWAY, LAN6_PREFIX_LENGTH,
+                new Topology.NodePlan("node", NODE_IP, NODE_IP6, POD_CIDR, POD_CIDR6, NODE_POD_GATEWAY, NODE_POD_GATEWAY6,
+                        List.of(new Topology.Pod("pod-a", POD_A, POD_A6), new Topology.Pod("pod-b", POD_B, POD_B6))),
+                new Topology.NodePlan("remote-node", REMOTE_NODE_IP, REMOTE_NODE_IP6, REMOTE_POD_CIDR, REMOTE_POD_CIDR6,
+                        REMOTE_NODE_POD_GATEWAY, REMOTE_NODE_POD_GATEWAY6, List.of(new Topology.Pod("remote-pod", REMOTE_POD, REMOTE_POD6))),
+                new Topology.Pod("pod-client", POD_CLIENT, POD_CLIENT6),
+                new Topology.ExternalPlan("external", List.of(EXTERNAL_CLIENT, EXTERNAL_DENIED_CLIENT), EXTERNAL_CIDR,
+                        List.of(LB_VIP, EXTERNAL_IP)));
+    }
 
     /** What the proxy on {@link #NODE_NAME} knows about its node. */
     public static NodeContext nodeContext() {

@@ -1,4 +1,4 @@
-package io.nftproxy.it;
+package io.nftproxy.demo;
 
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.proxy.IpFamily;
@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A throwaway network namespace for kernel tests, so nothing a test does can reach the host's own ruleset,
+ * A throwaway network namespace for kernel tests and the demo, so nothing a test does can reach the host's own ruleset,
  * addresses or routes. Names are {@code nftp-<tag>-<pid>-<n>}: unique per run and per instance, recognisable as
  * ours. Every process runs with a bounded timeout and is killed when it overruns; {@link #close()} deletes the
  * namespace (and with it every table, address and interface inside) and is safe to call twice.
@@ -55,7 +55,7 @@ public final class KernelNamespace implements AutoCloseable {
      * namespace, to create namespaces) and the {@code ip} and {@code nft} commands.
      */
     public static Optional<String> unavailabilityCause() {
-        if (!isRoot()) return Optional.of("kernel tests need root (uid 0) to create network namespaces");
+        if (!isRoot()) return Optional.of("needs root (uid 0) to create network namespaces");
         if (executable("ip").isEmpty()) return Optional.of("the ip command (iproute2) is not installed");
         if (executable("nft").isEmpty()) return Optional.of("the nft command (nftables) is not installed");
         return Optional.empty();
@@ -63,14 +63,49 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** Creates {@code nftp-<tag>-<pid>-<n>}. {@code tag}: a few lowercase letters saying which test made it. */
     public static KernelNamespace create(String tag) throws IOException {
+        return create(tag, String.valueOf(COUNTER.incrementAndGet()));
+    }
+
+    /**
+     * Creates {@code nftp-<tag>-<pid>-<suffix>}, e.g. {@code nftp-demo-4711-k8s-node-1}: a name that says what the
+     * namespace plays, for namespaces a person pokes at. The caller keeps suffixes unique within the process.
+     */
+    public static KernelNamespace create(String tag, String suffix) throws IOException {
         if (!tag.matches("[a-z0-9]{1,8}")) throw new IllegalArgumentException("tag must be 1-8 of [a-z0-9]: " + tag);
+        if (!suffix.matches("[a-z0-9][a-z0-9-]{0,31}")) throw new IllegalArgumentException("suffix must be 1-32 of [a-z0-9-]: " + suffix);
         String cause = unavailabilityCause().orElse(null);
         if (cause != null) throw new IllegalStateException(cause);
-        String name = "nftp-" + tag + "-" + ProcessHandle.current().pid() + "-" + COUNTER.incrementAndGet();
+        String name = prefix(tag) + suffix;
         KernelNamespace ns = new KernelNamespace(name, executable("ip").get(), executable("nft").get());
         Result r = run(DEFAULT_TIMEOUT, null, ns.ip, "netns", "add", name);
         if (!r.ok()) throw new IOException("ip netns add " + name + " failed: " + r.stderr().strip());
         return ns;
+    }
+
+    /** {@code nftp-<tag>-<pid>-}: what every namespace this process creates with {@code tag} starts with. */
+    public static String prefix(String tag) { return "nftp-" + tag + "-" + ProcessHandle.current().pid() + "-"; }
+
+    /** The namespaces this process created with {@code tag} that still exist, by name. */
+    public static List<String> existing(String tag) throws IOException {
+        String prefix = prefix(tag);
+        Result r = run(DEFAULT_TIMEOUT, null, executable("ip").orElseThrow(() -> new IOException("no ip command")), "netns", "list");
+        if (!r.ok()) throw new IOException("ip netns list failed: " + r.stderr().strip());
+        // "NAME" or "NAME (id: N)", one per line.
+        return r.stdout().lines().map(l -> l.split(" ", 2)[0]).filter(n -> n.startsWith(prefix)).sorted().toList();
+    }
+
+    /**
+     * Deletes what {@link #existing} lists: the sweep after an interrupted run, which may have been stopped between
+     * creating a namespace and handing it to whoever deletes it. Returns the names it deleted.
+     */
+    public static List<String> deleteExisting(String tag) throws IOException {
+        List<String> names = existing(tag);
+        String ip = executable("ip").orElseThrow();
+        for (String n : names) {
+            Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", n);
+            if (!r.ok()) throw new IOException("ip netns del " + n + " failed: " + r.stderr().strip());
+        }
+        return names;
     }
 
     public String name() { return name; }
@@ -127,7 +162,7 @@ public final class KernelNamespace implements AutoCloseable {
      * Runs a process with stdin/stdout/stderr through temporary files (no pipe can fill up and deadlock), killing it
      * if it outlives the timeout.
      */
-    static Result run(Duration timeout, String stdin, String... argv) throws IOException {
+    public static Result run(Duration timeout, String stdin, String... argv) throws IOException {
         Path in = null, out = Files.createTempFile("nftp-out", ".txt"), err = Files.createTempFile("nftp-err", ".txt");
         try {
             ProcessBuilder pb = new ProcessBuilder(argv).redirectOutput(out.toFile()).redirectError(err.toFile());
@@ -159,7 +194,8 @@ public final class KernelNamespace implements AutoCloseable {
         }
     }
 
-    private static boolean isRoot() {
+    /** Whether this process runs with effective uid 0. */
+    public static boolean isRoot() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("Uid:")) return line.split("\\s+")[2].equals("0"); // effective uid

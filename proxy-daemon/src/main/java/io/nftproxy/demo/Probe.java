@@ -1,4 +1,4 @@
-package io.nftproxy.it.net;
+package io.nftproxy.demo;
 
 import io.nftproxy.netlink.NetnsThread;
 
@@ -28,7 +28,7 @@ public final class Probe {
     /** Ample for a reply across four namespaces on a loaded 2-core machine (replies take about a millisecond). */
     public static final int DEFAULT_TIMEOUT_MILLIS = 2_000;
     /** A cap on any one batch of probes, whatever the caller asks. */
-    public static final int MAX_PROBES = 200;
+    public static final int MAX_PROBES = 500;
     /**
      * A batch stops early after this many requests without a reply, or after {@link #MAX_BATCH_MILLIS}: a broken
      * table should fail a test in seconds, not wait out sixty timeouts.

@@ -1,4 +1,4 @@
-package io.nftproxy.it.net;
+package io.nftproxy.demo;
 
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.proxy.IpAddress;
@@ -63,7 +63,7 @@ public final class EchoServer implements AutoCloseable {
     public String name() { return name; }
 
     private byte[] reply(InetSocketAddress peer) {
-        // The project's canonical text (fd00:10::1:50), which is how TestNetworks spells addresses; Java's own
+        // The project's canonical text (fd00:10::1:50), which is how address plans spell them; Java's own
         // spells out every group.
         String address = IpAddress.of(peer.getAddress().getAddress()).toString();
         return (name + " " + address + "\n").getBytes(StandardCharsets.US_ASCII);

@@ -1,0 +1,111 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.conntrack.ConntrackLister;
+import io.nftproxy.conntrack.FlowEntry;
+import io.nftproxy.conntrack.ServiceFlow;
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.rt.NetlinkException;
+import io.nftproxy.netlink.rt.NetlinkLibC;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.render.Renderer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code nftproxy conntrack}: the kernel's conntrack flows that belong to services, one line each, for debugging
+ * ("which pod did this client end up on, and is the flow still there?"). Which flows are ours comes from the same
+ * manifests and node flags as {@code render}; the flows themselves from ctnetlink, read-only.
+ */
+@Command(name = "conntrack",
+        mixinStandardHelpOptions = true,
+        sortOptions = false,
+        description = {"List the conntrack flows that belong to services: one line per flow with the service port, "
+                + "protocol, original tuple (client -> service address), reply tuple (endpoint -> client), which kind "
+                + "of service address the client used (ClusterIP, NodePort, externalIP, LoadBalancer) and the "
+                + "flow's state. Read-only. Needs CAP_NET_ADMIN.",
+                ""},
+        footer = {"", "Example:",
+                "  nftproxy conntrack --manifests examples --hostname-override k8s-node-1 --service demo/hello",
+                "", "Exit codes: 0 listed (also when no flow matches), 1 --manifests unreadable, 2 invalid flag, "
+                + "4 permission denied, 5 the conntrack table could not be read."})
+public final class ConntrackCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    NodeOptions nodeOptions;
+
+    @Option(names = "--service", paramLabel = "NS/NAME",
+            description = {"Only the flows of this Service (every port of it).", "Example: --service demo/hello"})
+    String service;
+
+    /** For tests and tools: read the conntrack table of {@code /run/netns/NAME} from a thread that joined it. */
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
+    String netns;
+
+    @Override public Integer call() { return FlushedOutput.run(spec, this::list); }
+
+    private int list(PrintWriter out, PrintWriter err) {
+        String[] wanted = service == null ? null : service.split("/", -1);
+        if (wanted != null && (wanted.length != 2 || wanted[0].isEmpty() || wanted[1].isEmpty())) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + service
+                    + " (allowed: NAMESPACE/NAME, e.g. demo/hello)");
+        }
+        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
+        ConntrackLister lister = new ConntrackLister();
+        List<ServiceFlow> flows;
+        try {
+            Renderer.Rendering r = rendered.rendering();
+            flows = netns == null ? lister.list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6))
+                    : NetnsThread.callIn(netns, () -> lister.list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6)));
+        } catch (Exception e) {
+            if (e instanceof NetlinkException ne && (ne.errno() == NetlinkLibC.EPERM)) {
+                err.println("nftproxy: cannot read the conntrack table: permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
+                return ExitCodes.PERMISSION_DENIED;
+            }
+            err.println("nftproxy: cannot read the conntrack table" + (netns == null ? "" : " of netns " + netns) + ": " + e.getMessage());
+            return ExitCodes.SYNC_FAILED;
+        }
+        int shown = 0;
+        for (ServiceFlow f : flows) {
+            ServicePortName n = f.service();
+            if (wanted != null && !(n.namespace().equals(wanted[0]) && n.name().equals(wanted[1]))) continue;
+            if (shown++ == 0) out.printf("%-28s %-5s %-47s %-47s %-12s %s%n", "SERVICE", "PROTO", "ORIGINAL", "REPLY", "VIA", "STATE");
+            FlowEntry e = f.flow();
+            out.printf("%-28s %-5s %-47s %-47s %-12s %s%n", n.elementComment(), e.protocolName(),
+                    endpoint(e.origSrc(), e.origSrcPort()) + " -> " + endpoint(e.origDst(), e.origDstPort()),
+                    endpoint(e.replySrc(), e.replySrcPort()) + " -> " + endpoint(e.replyDst(), e.replyDstPort()),
+                    via(f.via()), e.state());
+        }
+        if (shown == 0) {
+            out.println("no conntrack flows belong to " + (service == null ? "any service" : "service " + service));
+        }
+        return ExitCodes.OK;
+    }
+
+    private static String endpoint(IpAddress a, int port) {
+        return a.family() == IpFamily.IPV6 ? "[" + a + "]:" + port : a + ":" + port;
+    }
+
+    /** The words kube-proxy's documentation uses for each kind of service address. */
+    static String via(ServiceFlow.Via v) {
+        switch (v) {
+            case CLUSTER_IP: return "ClusterIP";
+            case NODE_PORT: return "NodePort";
+            case EXTERNAL_IP: return "externalIP";
+            case LOAD_BALANCER_IP: return "LoadBalancer";
+            default: throw new IllegalArgumentException(String.valueOf(v));
+        }
+    }
+}

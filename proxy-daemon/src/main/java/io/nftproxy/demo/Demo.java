@@ -1,0 +1,302 @@
+package io.nftproxy.demo;
+
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.node.NodeSettings;
+import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.source.ManifestDirectorySource;
+import io.nftproxy.systemd.SdNotify;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static io.nftproxy.demo.DemoCluster.*;
+
+/**
+ * {@code nftproxy demo}, step by step: the example cluster as namespaces ({@link DemoCluster}), the daemon running
+ * in this JVM on the node namespace and a temporary copy of the embedded example manifests, real requests to a
+ * ClusterIP and a NodePort, a scale-down, and the cleanup. Everything it creates is released by {@link #close()},
+ * which a shutdown hook also calls, so Ctrl-C cleans up too. Prints to the writer it is given; logs nothing.
+ */
+public final class Demo implements AutoCloseable {
+    public static final int MAX_REQUESTS = Probe.MAX_PROBES;
+    private static final int STEPS = 8;
+    private static final Duration FIRST_SYNC_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration APPLY_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration POLL = Duration.ofMillis(25);
+    private static final String INDENT = "      ";
+
+    /** {@code keep}: leave the namespaces (and their rules) for exploration instead of deleting them. */
+    public record Options(int requests, boolean keep) {
+        public Options {
+            if (requests < 1 || requests > MAX_REQUESTS) throw new IllegalArgumentException("requests must be 1.." + MAX_REQUESTS);
+        }
+    }
+
+    private final PrintWriter out;
+    private final Options options;
+    /** What to release, most recent first; guarded by {@code this}, since the shutdown hook races the main thread. */
+    private final Deque<AutoCloseable> resources = new ArrayDeque<>();
+    private boolean closed;
+    private int step;
+    private long stepStart;
+    private Topology topology;
+    private Path manifests;
+
+    public Demo(PrintWriter out, Options options) {
+        this.out = out;
+        this.options = options;
+    }
+
+    /**
+     * Runs every step; true when every request was answered and every expected backend answered. Throws when the
+     * demo could not go on (a namespace could not be made, the daemon never synced); {@link #close()} cleans up
+     * either way.
+     */
+    public boolean run() throws Exception {
+        long start = System.nanoTime();
+        boolean ok = true;
+
+        step("Extracting the example manifests (embedded in nftproxy) to a temporary directory");
+        manifests = Files.createTempDirectory("nftproxy-demo-");
+        own(() -> deleteTree(manifests));
+        List<Path> files = EmbeddedManifests.extractTo(manifests);
+        line(files.size() + " files in " + manifests + ", e.g. " + HELLO_MANIFEST);
+        done();
+
+        step("Building the cluster out of network namespaces (nothing touches this host's own network)");
+        Topology t = Topology.build(DemoCluster.plan());
+        synchronized (this) {
+            topology = t;
+        }
+        own(this::releaseTopology);
+        for (Topology.Host h : topology.hosts()) line(String.format("%-12s %-15s netns %s", h.role(), h.address(), h.netns()));
+        for (Topology.Host b : topology.backends()) own(EchoServer.start(b.thread(), b.role(), BACKEND_PORT, BACKEND_PORT));
+        line("each hello pod answers on :" + BACKEND_PORT + " with its name and the client address it saw");
+        done();
+
+        step("Starting the nftproxy daemon on " + NODE + " (in this process, watching the manifest copy)");
+        ProxyDaemon daemon = startDaemon();
+        if (!daemon.awaitFirstSync(FIRST_SYNC_TIMEOUT)) throw new IOException("the daemon did not program the node within " + FIRST_SYNC_TIMEOUT.toSeconds() + " s");
+        line("table ip kube-proxy and table ip6 kube-proxy programmed on " + NODE);
+        done();
+
+        step("The rules for demo/hello, as `nft list` shows them on " + NODE);
+        print(nft("list", "chain", "ip", "kube-proxy", helloChain()));
+        line("");
+        print(nft("list", "map", "ip", "kube-proxy", "service-ips"));
+        done();
+
+        step(options.requests() + " requests from pod-client (" + POD_CLIENT + ") to hello's ClusterIP " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+        ok &= spread(Probe.from(topology.podClient()).tcp(HELLO_CLUSTER_IP, HELLO_PORT, options.requests()), BACKENDS, POD_CLIENT);
+        line("numgen random spreads new connections evenly; traffic from inside --cluster-cidr " + CLUSTER_CIDR + " keeps its source");
+        done();
+
+        step(options.requests() + " requests from the external client (" + EXTERNAL_CLIENT + ") to hello-np's NodePort " + NODE_IP + ":" + HELLO_NODE_PORT);
+        ok &= spread(Probe.from(topology.external()).tcp(NODE_IP, HELLO_NODE_PORT, options.requests()), BACKENDS, EXTERNAL_CLIENT);
+        line("externalTrafficPolicy Cluster: masqueraded, so replies from k8s-node-2's pods come back through " + NODE);
+        done();
+
+        step("Scaling hello down: " + SCALED_AWAY.role() + " (" + SCALED_AWAY.address() + ") leaves its EndpointSlice");
+        String before = nft("list", "chain", "ip", "kube-proxy", helloChain());
+        long edited = System.nanoTime();
+        if (EndpointRemoval.remove(manifests.resolve(HELLO_MANIFEST), HELLO, SCALED_AWAY.address()) != 1) {
+            throw new IOException(HELLO_MANIFEST + " does not list " + SCALED_AWAY.address() + " exactly once");
+        }
+        String chain = awaitChainChange(before);
+        line(String.format("edited %s; the daemon applied it %d ms later:", HELLO_MANIFEST, (System.nanoTime() - edited) / 1_000_000));
+        print(chain);
+        List<Backend> remaining = BACKENDS.stream().filter(b -> b != SCALED_AWAY).toList();
+        line("");
+        line(options.requests() + " requests from pod-client to " + HELLO_CLUSTER_IP + ":" + HELLO_PORT + " again:");
+        ok &= spread(Probe.from(topology.podClient()).tcp(HELLO_CLUSTER_IP, HELLO_PORT, options.requests()), remaining, POD_CLIENT);
+        done();
+
+        step(options.keep() ? "Stopping; the namespaces stay" : "Cleaning up");
+        close();
+        if (options.keep()) explore();
+        else line("daemon stopped, namespaces deleted, " + manifests + " removed");
+        done();
+        out.printf("%nDemo %s in %.1f s.%n", ok ? "finished" : "finished WITH UNEXPECTED RESULTS (see above)",
+                (System.nanoTime() - start) / 1e9);
+        out.flush();
+        return ok;
+    }
+
+    private ProxyDaemon startDaemon() throws Exception {
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        b.clusterCidrs = List.of(IpPrefix.parse(CLUSTER_CIDR), IpPrefix.parse(CLUSTER_CIDR6));
+        b.manifests = manifests;
+        // Port 0: no health or metrics server; they would listen in this host's namespace.
+        b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        ProxyConfig config = b.build().validate();
+        NodeSettings node = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(),
+                config.masqueradeAll(), config.masqueradeBit());
+        OwnProcesses own = OwnProcesses.thisProcess();
+        String netns = topology.node().netns();
+        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, netns, false, io.nftproxy.render.TableLayout.DEFAULT), client, own,
+                new SdNotify(Map.of()), Clock.systemUTC());
+        own(daemon);
+        daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));
+        return daemon;
+    }
+
+    /**
+     * Prints one bar per expected backend: how many requests it answered and the source address it saw, with
+     * whether that was the client's own (kept) or a node's (masqueraded). True when every request was answered and
+     * exactly the expected backends answered.
+     */
+    private boolean spread(List<Probe.Outcome> outcomes, List<Backend> expected, String client) {
+        Map<String, List<Probe.Outcome>> byBackend = new LinkedHashMap<>();
+        for (Backend b : expected) byBackend.put(b.role(), new ArrayList<>());
+        int failed = 0;
+        for (Probe.Outcome o : outcomes) {
+            if (o.replied()) byBackend.computeIfAbsent(o.backend(), k -> new ArrayList<>()).add(o);
+            else failed++;
+        }
+        double avg = outcomes.stream().mapToDouble(Probe.Outcome::millis).average().orElse(0);
+        for (Map.Entry<String, List<Probe.Outcome>> e : byBackend.entrySet()) {
+            Backend b = expected.stream().filter(x -> x.role().equals(e.getKey())).findFirst().orElse(null);
+            List<Probe.Outcome> got = e.getValue();
+            Set<String> peers = got.stream().map(Probe.Outcome::peer).collect(Collectors.toCollection(TreeSet::new));
+            line(String.format("%-12s %-14s %-14s %-30s %3d  %s", e.getKey(), b == null ? "?" : b.address(),
+                    b == null ? "(unexpected)" : "on " + b.node(), "#".repeat(Math.min(30, got.size())), got.size(),
+                    peers.isEmpty() ? "" : "saw " + peers.stream().map(p -> p + describePeer(p, client)).collect(Collectors.joining(", "))));
+        }
+        if (failed > 0) {
+            line(failed + " of " + outcomes.size() + " requests got no answer: " + Probe.spread(outcomes.stream().filter(o -> !o.replied()).toList()));
+        }
+        long reached = expected.stream().filter(b -> !byBackend.get(b.role()).isEmpty()).count();
+        boolean onlyExpected = byBackend.size() == expected.size();
+        line(String.format("backends reached: %d of %d, %d of %d requests answered, %.1f ms per request on average",
+                reached, expected.size(), outcomes.size() - failed, options.requests(), avg));
+        return failed == 0 && outcomes.size() == options.requests() && reached == expected.size() && onlyExpected;
+    }
+
+    private static String describePeer(String peer, String client) {
+        if (peer.equals(client)) return " (the client's own address: not masqueraded)";
+        if (isNodeAddress(peer)) return " (" + NODE + "'s address: masqueraded)";
+        return "";
+    }
+
+    /**
+     * Polls the kernel until hello's chain differs from {@code before}, i.e. the daemon applied the edit; returns
+     * the new listing. Whether the new chain is right is for the requests that follow to show.
+     */
+    private String awaitChainChange(String before) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + APPLY_TIMEOUT.toNanos();
+        while (true) {
+            String chain = nft("list", "chain", "ip", "kube-proxy", helloChain());
+            if (!chain.equals(before)) return chain;
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the daemon did not apply the edit of " + HELLO_MANIFEST + " within " + APPLY_TIMEOUT.toSeconds() + " s");
+            }
+            Thread.sleep(POLL.toMillis());
+        }
+    }
+
+    private String nft(String... args) throws IOException {
+        return topology.node().ns().nftOut(args);
+    }
+
+    /** What to type to look around the kept namespaces, and to delete them. */
+    private void explore() {
+        String node = topology.node().netns();
+        line("the namespaces and the node's tables stay; the daemon and the hello servers have stopped. Look around:");
+        line("  ip netns exec " + node + " nft list table ip kube-proxy");
+        line("  ip netns exec " + node + " nft list chain ip kube-proxy " + helloChain());
+        line("  ip netns exec " + node + " conntrack -L");
+        line("  ip netns exec " + node + " ./nftproxy conntrack --manifests examples --hostname-override " + NODE + " --service demo/" + HELLO);
+        line("  ip netns exec " + topology.podClient().netns() + " ip route");
+        line("Delete them with:");
+        for (Topology.Host h : topology.hosts()) line("  ip netns del " + h.netns());
+    }
+
+    /** Stops everything this demo started; deletes the namespaces unless {@code --keep}. Idempotent. */
+    @Override public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        while (!resources.isEmpty()) {
+            try {
+                resources.pop().close();
+            } catch (Exception e) {
+                out.println(INDENT + "cleanup: " + e.getMessage());
+            }
+        }
+        if (!options.keep()) {
+            try {
+                List<String> swept = KernelNamespace.deleteExisting(TAG);
+                if (!swept.isEmpty()) out.println(INDENT + "cleanup: deleted namespaces of an interrupted step: " + swept);
+            } catch (IOException e) {
+                out.println(INDENT + "cleanup: " + e.getMessage() + "; list what is left with: ip netns list | grep " + KernelNamespace.prefix(TAG));
+            }
+        }
+        out.flush();
+    }
+
+    private void releaseTopology() throws IOException {
+        if (options.keep()) topology.release();
+        else topology.close();
+    }
+
+    private synchronized void own(AutoCloseable resource) throws InterruptedException {
+        if (closed) {
+            try {
+                resource.close();
+            } catch (Exception e) {
+                // Already shutting down; nothing better to do with it.
+            }
+            throw new InterruptedException("stopped");
+        }
+        resources.push(resource);
+    }
+
+    private void step(String title) {
+        step++;
+        stepStart = System.nanoTime();
+        out.printf("%n[%d/%d] %s%n", step, STEPS, title);
+        out.flush();
+    }
+
+    private void done() {
+        out.printf(INDENT + "(%d ms)%n", (System.nanoTime() - stepStart) / 1_000_000);
+        out.flush();
+    }
+
+    private void line(String s) {
+        out.println(s.isEmpty() ? "" : INDENT + s);
+    }
+
+    private void print(String block) {
+        block.lines().forEach(l -> out.println(INDENT + "  " + l));
+        out.flush();
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (!Files.exists(dir)) return;
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) s.sorted((a, b) -> b.getNameCount() - a.getNameCount())::iterator) Files.deleteIfExists(p);
+        }
+    }
+}
