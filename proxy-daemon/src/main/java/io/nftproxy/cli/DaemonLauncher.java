@@ -63,8 +63,7 @@ final class DaemonLauncher {
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client;
         try {
-            NftClients.Selection sel = cmd.netns == null ? NftClients.create(cmd.nftMode, own::registerChild)
-                    : NftClients.createInNamespace(cmd.nftMode, cmd.netns, own::registerChild);
+            NftClients.Selection sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
             client = sel.client();
             LOG.info("{}", sel.reason());
             client.capabilities();

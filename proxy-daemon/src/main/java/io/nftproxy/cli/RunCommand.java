@@ -59,12 +59,29 @@ public final class RunCommand implements Callable<Integer> {
     @FunctionalInterface
     public interface ClientFactory {
         NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException;
+
+        /**
+         * As {@link #open(NftClients.Mode, String)}, telling {@code childStarted} the pid of each nft child (exec
+         * mode), so the change monitor knows our own commits. Fakes start no children.
+         */
+        default NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
+                throws IOException {
+            return open(mode, netns);
+        }
     }
 
     ClientFactory clients() { return clients; }
 
-    static final ClientFactory KERNEL = (mode, netns) ->
-            netns == null ? NftClients.create(mode) : NftClients.createInNamespace(mode, netns);
+    static final ClientFactory KERNEL = new ClientFactory() {
+        @Override public NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
+            return open(mode, netns, pid -> { });
+        }
+
+        @Override public NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
+                throws IOException {
+            return netns == null ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
+        }
+    };
 
     @Spec
     CommandSpec spec;
