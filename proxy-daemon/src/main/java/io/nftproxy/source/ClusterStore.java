@@ -6,13 +6,12 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
-
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.sync.ClusterView;
 import io.nftproxy.sync.ServiceChanges;
 
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
