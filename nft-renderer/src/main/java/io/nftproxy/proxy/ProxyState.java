@@ -11,7 +11,7 @@ import java.util.TreeMap;
  */
 public record ProxyState(IpFamily family, SortedMap<ServicePortName, ServicePort> servicePorts,
                          Map<ServicePortName, List<Endpoint>> endpoints, List<IpPrefix> serviceCidrs,
-                         List<Diagnostic> diagnostics) {
+                         List<Diagnostic> diagnostics) implements ServicePortView {
     public ProxyState {
         servicePorts = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(servicePorts));
         endpoints = Map.copyOf(endpoints);
@@ -19,5 +19,5 @@ public record ProxyState(IpFamily family, SortedMap<ServicePortName, ServicePort
         diagnostics = List.copyOf(diagnostics);
     }
 
-    public List<Endpoint> endpointsOf(ServicePortName name) { return endpoints.getOrDefault(name, List.of()); }
+    @Override public List<Endpoint> endpointsOf(ServicePortName name) { return endpoints.getOrDefault(name, List.of()); }
 }

@@ -45,19 +45,37 @@ public final class ProxyStateBuilder {
         return labels.containsKey(PROXY_NAME_LABEL) || labels.containsKey(HEADLESS_LABEL);
     }
 
+    /**
+     * One Service's state: the ports of {@code services} (normally one object; more are duplicates, reported as
+     * {@link #build} reports them) and the endpoints of {@code slices}, which are the slices whose namespace and
+     * {@code kubernetes.io/service-name} label name that Service. The same code as {@link #build}: the union of
+     * every Service's state and the ServiceCIDRs of {@code build} over no services is {@code build}'s state.
+     */
+    public static ServiceState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
+                                            IpFamily family, String nodeName) {
+        ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName);
+        return new ServiceState(family, b.servicePorts(services), b.mergeSlices(slices), b.diagnostics);
+    }
+
+    /** The Service an object belongs to for {@link #buildService}: {@code namespace/name} as the API spells it. */
+    public static String serviceKey(ServiceObject svc) {
+        return serviceKey(svc.meta().namespace(), svc.meta().name());
+    }
+
+    /**
+     * The Service a slice belongs to: its namespace and {@code kubernetes.io/service-name} label, unvalidated. A slice
+     * without the label gets {@code namespace/}, which no valid Service has, so its diagnostics still have a home.
+     */
+    public static String serviceKey(EndpointSliceObject slice) {
+        return serviceKey(slice.meta().namespace(), slice.serviceName());
+    }
+
+    private static String serviceKey(String namespace, String name) {
+        return (namespace == null ? "" : namespace) + "/" + (name == null ? "" : name);
+    }
+
     private ProxyState run(ClusterSnapshot snapshot) {
-        TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
-        for (ServiceObject svc : sortedServices(snapshot.services())) {
-            try {
-                for (ServicePort sp : servicePorts(svc)) {
-                    if (ports.putIfAbsent(sp.name(), sp) != null) {
-                        skip("Service", svc.meta().key(), "metadata.name", "duplicate Service object; first one kept");
-                    }
-                }
-            } catch (InvalidInputException e) {
-                skip("Service", svc.meta().key(), e.field(), e.getMessage());
-            }
-        }
+        TreeMap<ServicePortName, ServicePort> ports = servicePorts(snapshot.services());
         Map<ServicePortName, List<Endpoint>> endpoints = mergeSlices(snapshot.endpointSlices());
         List<IpPrefix> cidrs = new ArrayList<>();
         for (ServiceCidrObject sc : snapshot.serviceCidrs()) {
@@ -74,7 +92,24 @@ public final class ProxyStateBuilder {
         return new ProxyState(family, ports, endpoints, cidrs, diagnostics);
     }
 
+    private TreeMap<ServicePortName, ServicePort> servicePorts(List<ServiceObject> services) {
+        TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
+        for (ServiceObject svc : sortedServices(services)) {
+            try {
+                for (ServicePort sp : servicePorts(svc)) {
+                    if (ports.putIfAbsent(sp.name(), sp) != null) {
+                        skip("Service", svc.meta().key(), "metadata.name", "duplicate Service object; first one kept");
+                    }
+                }
+            } catch (InvalidInputException e) {
+                skip("Service", svc.meta().key(), e.field(), e.getMessage());
+            }
+        }
+        return ports;
+    }
+
     private static List<ServiceObject> sortedServices(List<ServiceObject> l) {
+        if (l.size() <= 1) return l;
         List<ServiceObject> s = new ArrayList<>(l);
         s.sort(Comparator.comparing((ServiceObject x) -> String.valueOf(x.meta().namespace()))
                 .thenComparing(x -> String.valueOf(x.meta().name())));
@@ -194,7 +229,7 @@ public final class ProxyStateBuilder {
 
     private Map<ServicePortName, List<Endpoint>> mergeSlices(List<EndpointSliceObject> slices) {
         List<EndpointSliceObject> sorted = new ArrayList<>(slices);
-        sorted.sort(Comparator.comparing((EndpointSliceObject s) -> String.valueOf(s.meta().namespace()))
+        if (sorted.size() > 1) sorted.sort(Comparator.comparing((EndpointSliceObject s) -> String.valueOf(s.meta().namespace()))
                 .thenComparing(s -> String.valueOf(s.meta().name())));
         Map<ServicePortName, Map<String, Endpoint>> merged = new HashMap<>();
         for (EndpointSliceObject slice : sorted) {

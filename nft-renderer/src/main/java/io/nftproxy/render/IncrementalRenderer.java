@@ -165,8 +165,32 @@ public final class IncrementalRenderer {
 
     public int servicePortCount() { return entries.size(); }
 
+    /** Service ports without a local endpoint for internal traffic, as {@link Renderer.Table} counts them. */
+    public int noLocalInternal() { return noLocalInternal; }
+
+    /** Service ports without a local endpoint for external traffic, as {@link Renderer.Table} counts them. */
+    public int noLocalExternal() { return noLocalExternal; }
+
+    /** Whether a service port's fragment holds this chain now: a flushed chain that is still wanted must stay. */
+    public boolean ownsChain(String chain) { return chainOwners.containsKey(chain); }
+
+    /**
+     * Forgets everything and renders every service port of {@code state} afresh; returns the whole table, for a
+     * full sync that diffs against the kernel. Later {@link #update}s continue from this state.
+     */
+    public Renderer.Table reset(ProxyState state, NodeContext newNode) {
+        if (state.family() != family) throw new IllegalArgumentException("family mismatch");
+        renderAll(state, newNode);
+        return table();
+    }
+
     private Differ.Diff rebuild(ProxyState state, NodeContext newNode) {
         DesiredTable old = committed ? table().table() : null;
+        renderAll(state, newNode);
+        return Differ.diff(old, table().table());
+    }
+
+    private void renderAll(ProxyState state, NodeContext newNode) {
         entries.clear();
         owners.clear();
         chainOwners.clear();
@@ -179,7 +203,6 @@ public final class IncrementalRenderer {
             remember(new Entry(sp, eps, renderer.fragment(sp, eps, node)));
         }
         committed = true;
-        return Differ.diff(old, table().table());
     }
 
     private void remember(Entry e) {

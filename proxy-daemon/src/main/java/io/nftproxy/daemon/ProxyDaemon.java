@@ -27,6 +27,8 @@ import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.sync.ProxySync;
+import io.nftproxy.sync.ServiceChanges;
+import io.nftproxy.sync.ServiceDelta;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.SyncRunner;
 import io.nftproxy.systemd.SdNotify;
@@ -88,6 +90,12 @@ public final class ProxyDaemon implements AutoCloseable {
     private final CountDownLatch firstSync = new CountDownLatch(1);
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
+    /** Health-check services by {@code ns/name}, kept up to date service by service; sync thread only. */
+    private final Map<String, ServiceHealth> healthChecks = new java.util.TreeMap<>();
+    /** The last follow-up (health checks, conntrack) did not finish: the next one starts from the whole state. */
+    private boolean followUpPending = true;
+    /** A conntrack cleanup is due or failed; the next sync looks at the whole filters. */
+    private boolean conntrackPending = true;
     private SyncRunner runner;
 
     public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock) {
@@ -186,7 +194,11 @@ public final class ProxyDaemon implements AutoCloseable {
         NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
         if (request.full()) proxySync.forceFullSync();
         List<Instant> triggers = store.drainTriggerTimes();
-        ProxySync.Result result = proxySync.sync(store.snapshot(), node.node(), clock.instant());
+        // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
+        ServiceChanges changes = store.drainChanges();
+        ProxySync.Result result = proxySync.sync(store, changes, node.node(), clock.instant());
+        LOG.debug("sync core time={}us services={} everything={}", result.coreTime().toNanos() / 1000,
+                result.everything() ? -1 : result.deltas().size(), result.everything());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
         Instant done = clock.instant();
         boolean ok = true;
@@ -195,8 +207,7 @@ public final class ProxyDaemon implements AutoCloseable {
                 metrics.sync(r.family(), r.kind() == SyncResult.Kind.FULL, r.duration(), r.commands());
                 health.updated(r.family());
                 for (Instant t : triggers) metrics.programmingLatency(r.family(), Duration.between(t, done));
-                var table = result.rendering().tables().get(r.family());
-                metrics.noLocalEndpoints(r.family(), table.noLocalInternal(), table.noLocalExternal());
+                metrics.noLocalEndpoints(r.family(), result.noLocalInternal(r.family()), result.noLocalExternal(r.family()));
             } else {
                 metrics.syncFailed(r.family());
                 ok = false;
@@ -207,13 +218,23 @@ public final class ProxyDaemon implements AutoCloseable {
         if (firstSync.getCount() > 0) {
             firstSync.countDown();
             notify.ready("tables programmed");
-            LOG.info("first sync done services={} endpointSlices={}", store.snapshot().services().size(),
-                    store.snapshot().endpointSlices().size());
+            LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
     }
 
     private void afterSuccessfulSync(ProxySync.Result result, NodeSettings.Resolved node) {
-        List<ProxyState> states = List.copyOf(result.rendering().states().values());
+        // Until this finishes, the next sync's deltas alone would not bring health checks and conntrack up to date.
+        boolean whole = result.everything() || followUpPending;
+        followUpPending = true;
+        if (whole) {
+            healthChecks.clear();
+            healthChecks.putAll(ServiceHealth.of(List.of(result.state(IpFamily.IPV4), result.state(IpFamily.IPV6))));
+        } else {
+            for (ServiceDelta d : result.deltas()) {
+                healthChecks.remove(d.service());
+                healthChecks.putAll(ServiceHealth.of(d.after().values()));
+            }
+        }
         List<InetAddress> listen = new ArrayList<>();
         for (var p : node.node().nodePortAddresses()) {
             if (p.isMatchAll()) {
@@ -225,27 +246,46 @@ public final class ProxyDaemon implements AutoCloseable {
             for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV4)) listen.add(inet(ip));
             for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV6)) listen.add(inet(ip));
         }
-        if (options.netns() == null) healthCheckNodePorts.sync(ServiceHealth.of(states), listen);
-        cleanConntrack(result);
+        if (options.netns() == null) healthCheckNodePorts.sync(Map.copyOf(healthChecks), listen);
+        cleanConntrack(result, whole);
+        followUpPending = false;
+    }
+
+    /** Whether a partial sync changed what some Service contributes to the UDP stale-flow filters. */
+    private static boolean udpChanged(List<ServiceDelta> deltas) {
+        for (ServiceDelta d : deltas) {
+            for (IpFamily f : IpFamily.values()) {
+                if (StaleFlowFilter.of(d.after(f)).changedSince(StaleFlowFilter.of(d.before(f)))) return true;
+            }
+        }
+        return false;
     }
 
     /** Stale UDP flows go right after the sync that made them stale, so clients move within a second. */
-    private void cleanConntrack(ProxySync.Result result) {
+    private void cleanConntrack(ProxySync.Result result, boolean whole) {
+        // The filters are the union of every Service's part: if no changed Service's part changed, neither did they,
+        // and the whole state need not be gathered to find that out.
+        if (!whole && !conntrackPending && !udpChanged(result.deltas())) return;
+        conntrackPending = true;
         boolean due = false;
         Map<IpFamily, StaleFlowFilter> now = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) {
-            StaleFlowFilter filter = StaleFlowFilter.of(result.rendering().state(f));
+            StaleFlowFilter filter = StaleFlowFilter.of(result.state(f));
             now.put(f, filter);
             due |= filter.changedSince(lastUdp.get(f));
         }
-        if (!due) return;
+        if (!due) {
+            conntrackPending = false;
+            return;
+        }
         try {
-            ProxyState v4 = result.rendering().state(IpFamily.IPV4);
-            ProxyState v6 = result.rendering().state(IpFamily.IPV6);
+            ProxyState v4 = result.state(IpFamily.IPV4);
+            ProxyState v6 = result.state(IpFamily.IPV6);
             CleanupReport report = options.netns() == null ? conntrack.clean(v4, v6)
                     : NetnsThread.callIn(options.netns(), () -> conntrack.clean(v4, v6));
             lastUdp.clear();
             lastUdp.putAll(now);
+            conntrackPending = false;
             if (report.deleted() > 0 || report.errors() > 0) {
                 LOG.info("conntrack cleanup listed={} stale={} deleted={} errors={} took={}ms", report.listed(),
                         report.stale(), report.deleted(), report.errors(), report.duration().toMillis());

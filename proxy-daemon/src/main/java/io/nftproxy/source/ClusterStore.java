@@ -6,30 +6,48 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
+import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.sync.ClusterView;
+import io.nftproxy.sync.ServiceChanges;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The change tracker every source feeds: watch handlers and the manifest watcher only record objects here, and a
- * real change (not a no-op update) asks the sync loop for a sync. The sync loop takes an immutable snapshot.
- * Thread-safe; handlers never block on the kernel.
+ * real change (not a no-op update) asks the sync loop for a sync. Thread-safe; handlers never block on the kernel.
+ *
+ * <p>Besides the objects it records which Services changed since the sync loop last {@link #drainChanges drained}
+ * them, by {@code namespace/name}: a Service object's change, or a change to an EndpointSlice whose
+ * {@code kubernetes.io/service-name} label, before or after, names it. Slices are indexed by that Service, so a sync
+ * reads one Service's objects without looking at the others. Nodes and ServiceCIDRs change everything.
  *
  * <p>Nothing may be programmed before Services and EndpointSlices have both been listed once: with only one of
  * them, every service would look endpoint-less and be rejected ({@link #ready()}).
  */
-public final class ClusterStore {
+public final class ClusterStore implements ClusterView {
     private final Map<String, ServiceObject> services = new ConcurrentHashMap<>();
     private final Map<String, EndpointSliceObject> slices = new ConcurrentHashMap<>();
+    /** Service key to its slices by slice key; changed together with {@link #slices} under {@link #sliceLock}. */
+    private final Map<String, Map<String, EndpointSliceObject>> slicesByService = new ConcurrentHashMap<>();
+    private final Object sliceLock = new Object();
     private final Map<String, NodeObject> nodes = new ConcurrentHashMap<>();
     private final Map<String, ServiceCidrObject> cidrs = new ConcurrentHashMap<>();
     private final Map<String, Instant> pendingTriggers = new ConcurrentHashMap<>();
+    private final Set<String> changedServices = ConcurrentHashMap.newKeySet();
+    /** The first drain is everything: nothing was synced before it. */
+    private final AtomicBoolean everythingChanged = new AtomicBoolean(true);
     private final AtomicLong changes = new AtomicLong();
     private volatile boolean servicesListed;
     private volatile boolean slicesListed;
@@ -38,20 +56,47 @@ public final class ClusterStore {
     /** Called after every recorded change and when the store first becomes ready; must not block. */
     public void onChange(Runnable r) { this.onChange = Objects.requireNonNull(r); }
 
-    public void upsertService(ServiceObject s) { put(services, key(s.meta()), s); }
-    public void deleteService(ObjectMeta m) { remove(services, key(m)); }
-    public void upsertEndpointSlice(EndpointSliceObject s) {
-        if (!s.equals(slices.get(key(s.meta())))) recordTrigger(s);
-        put(slices, key(s.meta()), s);
+    public void upsertService(ServiceObject s) {
+        String k = key(s.meta());
+        if (!Objects.equals(services.put(k, s), s)) changed(k, null);
     }
-    public void deleteEndpointSlice(ObjectMeta m) { remove(slices, key(m)); }
-    public void upsertNode(NodeObject n) { put(nodes, key(n.meta()), n); }
-    public void deleteNode(ObjectMeta m) { remove(nodes, key(m)); }
-    public void upsertServiceCidr(ServiceCidrObject c) { put(cidrs, key(c.meta()), c); }
-    public void deleteServiceCidr(ObjectMeta m) { remove(cidrs, key(m)); }
 
-    public void servicesListed() { servicesListed = true; changed(); }
-    public void endpointSlicesListed() { slicesListed = true; changed(); }
+    public void deleteService(ObjectMeta m) {
+        String k = key(m);
+        if (services.remove(k) != null) changed(k, null);
+    }
+
+    public void upsertEndpointSlice(EndpointSliceObject s) {
+        String k = key(s.meta());
+        EndpointSliceObject prev;
+        synchronized (sliceLock) {
+            prev = slices.put(k, s);
+            if (s.equals(prev)) return;
+            if (prev != null) unindex(k, prev);
+            index(k, s);
+        }
+        recordTrigger(s);
+        changed(ProxyStateBuilder.serviceKey(s), prev == null ? null : ProxyStateBuilder.serviceKey(prev));
+    }
+
+    public void deleteEndpointSlice(ObjectMeta m) {
+        String k = key(m);
+        EndpointSliceObject prev;
+        synchronized (sliceLock) {
+            prev = slices.remove(k);
+            if (prev == null) return;
+            unindex(k, prev);
+        }
+        changed(ProxyStateBuilder.serviceKey(prev), null);
+    }
+
+    public void upsertNode(NodeObject n) { if (!Objects.equals(nodes.put(key(n.meta()), n), n)) changedEverything(); }
+    public void deleteNode(ObjectMeta m) { if (nodes.remove(key(m)) != null) changedEverything(); }
+    public void upsertServiceCidr(ServiceCidrObject c) { if (!Objects.equals(cidrs.put(key(c.meta()), c), c)) changedEverything(); }
+    public void deleteServiceCidr(ObjectMeta m) { if (cidrs.remove(key(m)) != null) changedEverything(); }
+
+    public void servicesListed() { servicesListed = true; changed(null, null); }
+    public void endpointSlicesListed() { slicesListed = true; changed(null, null); }
 
     /** True once both Services and EndpointSlices have been listed. */
     public boolean ready() { return servicesListed && slicesListed; }
@@ -61,16 +106,80 @@ public final class ClusterStore {
      * an unchanged reload requests no sync.
      */
     public void replaceAll(ClusterSnapshot s) {
-        boolean any = replace(services, s.services().stream().collect(java.util.stream.Collectors.toMap(x -> key(x.meta()), x -> x, (a, b) -> a)));
-        for (EndpointSliceObject e : s.endpointSlices()) if (!e.equals(slices.get(key(e.meta())))) recordTrigger(e);
-        any |= replace(slices, s.endpointSlices().stream().collect(java.util.stream.Collectors.toMap(x -> key(x.meta()), x -> x, (a, b) -> a)));
-        any |= replace(nodes, s.nodes().stream().collect(java.util.stream.Collectors.toMap(x -> key(x.meta()), x -> x, (a, b) -> a)));
-        any |= replace(cidrs, s.serviceCidrs().stream().collect(java.util.stream.Collectors.toMap(x -> key(x.meta()), x -> x, (a, b) -> a)));
-        if (any) changed();
+        Set<String> touched = new HashSet<>();
+        Map<String, ServiceObject> nextServices = byKey(s.services(), ServiceObject::meta);
+        for (String k : services.keySet()) if (!nextServices.containsKey(k)) touched.add(k);
+        for (Map.Entry<String, ServiceObject> e : nextServices.entrySet()) {
+            if (!e.getValue().equals(services.get(e.getKey()))) touched.add(e.getKey());
+        }
+        replace(services, nextServices);
+        Map<String, EndpointSliceObject> nextSlices = byKey(s.endpointSlices(), EndpointSliceObject::meta);
+        synchronized (sliceLock) {
+            for (String k : List.copyOf(slices.keySet())) {
+                EndpointSliceObject now = nextSlices.get(k);
+                EndpointSliceObject prev = slices.get(k);
+                if (now == null || !now.equals(prev)) {
+                    slices.remove(k);
+                    unindex(k, prev);
+                    touched.add(ProxyStateBuilder.serviceKey(prev));
+                }
+            }
+            for (Map.Entry<String, EndpointSliceObject> e : nextSlices.entrySet()) {
+                if (e.getValue().equals(slices.get(e.getKey()))) continue;
+                recordTrigger(e.getValue());
+                slices.put(e.getKey(), e.getValue());
+                index(e.getKey(), e.getValue());
+                touched.add(ProxyStateBuilder.serviceKey(e.getValue()));
+            }
+        }
+        boolean everything = replace(nodes, byKey(s.nodes(), NodeObject::meta));
+        everything |= replace(cidrs, byKey(s.serviceCidrs(), ServiceCidrObject::meta));
+        if (everything) everythingChanged.set(true);
+        changedServices.addAll(touched);
+        if (everything || !touched.isEmpty()) changed(null, null);
     }
 
     /** How many real changes were recorded so far; the sync loop compares it to skip no-op runs. */
     public long changeCount() { return changes.get(); }
+
+    /**
+     * The Services changed since the last call, or everything (the first call, a Node or ServiceCIDR change). Call
+     * it before reading the objects: a change recorded meanwhile is then seen now and again by the next drain.
+     */
+    public ServiceChanges drainChanges() {
+        boolean all = everythingChanged.getAndSet(false);
+        Set<String> keys = new HashSet<>();
+        for (Iterator<String> it = changedServices.iterator(); it.hasNext(); ) {
+            keys.add(it.next());
+            it.remove();
+        }
+        return all ? ServiceChanges.ALL : ServiceChanges.of(keys);
+    }
+
+    /** The next drain says everything changed: after a failed sync whose changes are drained already, say. */
+    public void markEverythingChanged() { everythingChanged.set(true); }
+
+    @Override public Set<String> serviceKeys() {
+        Set<String> out = new HashSet<>(services.keySet());
+        out.addAll(slicesByService.keySet());
+        return out;
+    }
+
+    @Override public List<ServiceObject> services(String key) {
+        ServiceObject s = services.get(key);
+        return s == null ? List.of() : List.of(s);
+    }
+
+    @Override public List<EndpointSliceObject> endpointSlices(String key) {
+        Map<String, EndpointSliceObject> m = slicesByService.get(key);
+        return m == null ? List.of() : List.copyOf(m.values());
+    }
+
+    @Override public List<ServiceCidrObject> serviceCidrs() { return sorted(cidrs); }
+
+    public int serviceCount() { return services.size(); }
+
+    public int endpointSliceCount() { return slices.size(); }
 
     /** An immutable view of the current state, services and slices in key order for deterministic rendering. */
     public ClusterSnapshot snapshot() {
@@ -92,6 +201,17 @@ public final class ClusterStore {
         return out;
     }
 
+    private void index(String sliceKey, EndpointSliceObject s) {
+        slicesByService.computeIfAbsent(ProxyStateBuilder.serviceKey(s), k -> new ConcurrentHashMap<>()).put(sliceKey, s);
+    }
+
+    private void unindex(String sliceKey, EndpointSliceObject s) {
+        slicesByService.computeIfPresent(ProxyStateBuilder.serviceKey(s), (k, m) -> {
+            m.remove(sliceKey);
+            return m.isEmpty() ? null : m;
+        });
+    }
+
     private void recordTrigger(EndpointSliceObject s) {
         String trigger = s.meta().annotations().get(EndpointSliceObject.TRIGGER_TIME_ANNOTATION);
         if (trigger == null) return;
@@ -102,17 +222,6 @@ public final class ClusterStore {
         }
     }
 
-    private <T> boolean put(Map<String, T> m, String key, T value) {
-        T prev = m.put(key, value);
-        if (Objects.equals(prev, value)) return false;
-        changed();
-        return true;
-    }
-
-    private <T> void remove(Map<String, T> m, String key) {
-        if (m.remove(key) != null) changed();
-    }
-
     private static <T> boolean replace(Map<String, T> m, Map<String, T> next) {
         boolean any = m.keySet().retainAll(next.keySet());
         for (Map.Entry<String, T> e : next.entrySet()) {
@@ -121,9 +230,23 @@ public final class ClusterStore {
         return any;
     }
 
-    private void changed() {
+    /** Records the Services changed (either may be null) before asking for a sync, so the sync sees them. */
+    private void changed(String service, String otherService) {
+        if (service != null) changedServices.add(service);
+        if (otherService != null) changedServices.add(otherService);
         changes.incrementAndGet();
         onChange.run();
+    }
+
+    private void changedEverything() {
+        everythingChanged.set(true);
+        changed(null, null);
+    }
+
+    private static <T> Map<String, T> byKey(List<T> objects, java.util.function.Function<T, ObjectMeta> meta) {
+        Map<String, T> out = new HashMap<>();
+        for (T o : objects) out.putIfAbsent(key(meta.apply(o)), o);
+        return out;
     }
 
     private static <T> List<T> sorted(Map<String, T> m) {

@@ -1,10 +1,20 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Transaction;
 import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.proxy.ServiceState;
+import io.nftproxy.render.IncrementalRenderer;
 import io.nftproxy.render.Renderer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,11 +27,20 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
- * One sync of the whole proxy: render both families' tables from a cluster snapshot and the node, then hand each
- * to its {@link TableSyncer}. A changed node (addresses, topology) makes both syncs full. Owned by one thread.
+ * One sync of the whole proxy: both families' tables from the cluster and the node, each handed to its
+ * {@link TableSyncer}. Owned by one thread.
+ *
+ * <p>A sync given the Services that changed ({@link ServiceChanges}) costs what they are, not what the cluster
+ * is: it validates only those Services ({@link ProxyStateBuilder#buildService}), turns their ports into
+ * {@link IncrementalRenderer.Change}s, and hands the renderer's exact diff to {@link TableSyncer#apply}. A sync
+ * of everything (first sync, a changed node, changed ServiceCIDRs or Nodes, and whenever a family's syncer is due
+ * for a full sync: after a failure, when forced, on its timer) validates and renders every Service afresh and
+ * re-seeds the incremental state; the families due for it diff against the kernel.
  *
  * <p>Diagnostics (objects skipped as invalid) are logged once per object and reason: a sync every second must not
  * repeat the same warning every second. An object is logged again when its reason changes, or when it was fixed
@@ -30,23 +49,94 @@ import java.util.Set;
 public final class ProxySync {
     private static final Logger log = LoggerFactory.getLogger(ProxySync.class);
 
-    /** Both families' results, the diagnostics of this render, and those of them logged now (new or changed). */
-    public record Result(Map<IpFamily, SyncResult> families, List<Diagnostic> diagnostics, List<Diagnostic> logged,
-                         Renderer.Rendering rendering) {
+    /** What one sync did; the lazily built parts are valid until the next sync only. */
+    public final class Result {
+        private final Map<IpFamily, SyncResult> families;
+        private final List<Diagnostic> diagnostics;
+        private final List<Diagnostic> logged;
+        private final boolean everything;
+        private final List<ServiceDelta> deltas;
+        private final Duration coreTime;
+        private final long generation;
+        private final Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
+
+        private Result(Map<IpFamily, SyncResult> families, List<Diagnostic> diagnostics, List<Diagnostic> logged,
+                       boolean everything, List<ServiceDelta> deltas, Duration coreTime, Map<IpFamily, ProxyState> states) {
+            this.families = families;
+            this.diagnostics = diagnostics;
+            this.logged = logged;
+            this.everything = everything;
+            this.deltas = deltas;
+            this.coreTime = coreTime;
+            this.generation = ProxySync.this.generation;
+            this.states.putAll(states);
+        }
+
+        public Map<IpFamily, SyncResult> families() { return families; }
+
         public boolean success() { return families.values().stream().allMatch(SyncResult::success); }
+
+        /** Every current diagnostic, of every Service and of the ServiceCIDRs. */
+        public List<Diagnostic> diagnostics() { return diagnostics; }
+
+        /** Those of {@link #diagnostics} logged now: new, or with a new reason. */
+        public List<Diagnostic> logged() { return logged; }
+
+        /** True when every Service was rebuilt; {@link #deltas} is then empty and means nothing. */
+        public boolean everything() { return everything; }
+
+        /** The Services a partial sync rebuilt, before and after. */
+        public List<ServiceDelta> deltas() { return deltas; }
+
+        /** CPU-side time of the sync: validation, rendering and diffing, without the kernel's part. */
+        public Duration coreTime() { return coreTime; }
+
+        /** The family's whole validated state; O(size of the cluster) on first call, so ask only when needed. */
+        public ProxyState state(IpFamily f) {
+            current();
+            return states.computeIfAbsent(f, ProxySync.this::wholeState);
+        }
+
+        /** Service ports without local endpoints, internal and external traffic, as the table counts them. */
+        public int noLocalInternal(IpFamily f) { current(); return renderers.get(f).noLocalInternal(); }
+
+        public int noLocalExternal(IpFamily f) { current(); return renderers.get(f).noLocalExternal(); }
+
+        private void current() {
+            if (generation != ProxySync.this.generation) throw new IllegalStateException("a later sync replaced this result's state");
+        }
+
+        @Override public String toString() { return families.values().toString(); }
     }
 
-    private final Renderer renderer;
     private final Map<IpFamily, TableSyncer> syncers = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, IncrementalRenderer> renderers = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, TableSyncer.DesiredModel> models = new EnumMap<>(IpFamily.class);
+    /** Every Service key's state per family, as of the last sync. */
+    private final Map<String, Map<IpFamily, ServiceState>> services = new HashMap<>();
+    /** Diagnostics per Service key, both families merged; keys without any are absent. */
+    private final Map<String, List<Diagnostic>> diagnosticsByService = new TreeMap<>();
+    private final Map<IpFamily, ProxyState> cidrStates = new EnumMap<>(IpFamily.class);
+    private List<Diagnostic> cidrDiagnostics = List.of();
     /** kind/object/field of each diagnostic logged, with the reason logged. */
     private final Map<String, String> logged = new HashMap<>();
     private NodeContext lastNode;
+    private boolean seeded;
+    private long generation;
 
     public ProxySync(NftClient client) { this(client, Renderer.upstream(), TableSyncer.DEFAULT_FULL_SYNC_INTERVAL); }
 
     public ProxySync(NftClient client, Renderer renderer, Duration fullSyncInterval) {
-        this.renderer = renderer;
-        for (IpFamily f : IpFamily.values()) syncers.put(f, new TableSyncer(f, client, fullSyncInterval));
+        for (IpFamily f : IpFamily.values()) {
+            syncers.put(f, new TableSyncer(f, client, fullSyncInterval));
+            IncrementalRenderer r = new IncrementalRenderer(renderer, f, null);
+            renderers.put(f, r);
+            models.put(f, new TableSyncer.DesiredModel() {
+                @Override public DesiredTable table() { return r.table().table(); }
+                @Override public boolean holdsChain(String chain) { return r.ownsChain(chain); }
+                @Override public Transaction deleteChains(List<String> stale) { return r.deleteStaleChains(stale); }
+            });
+        }
     }
 
     public TableSyncer syncer(IpFamily f) { return syncers.get(f); }
@@ -54,17 +144,165 @@ public final class ProxySync {
     /** Both next syncs read the kernel back: for tampering reported by the monitor, say. */
     public void forceFullSync() { syncers.values().forEach(TableSyncer::forceFullSync); }
 
+    /** A sync of everything in {@code snapshot}. */
     public Result sync(ClusterSnapshot snapshot, NodeContext node, Instant now) {
+        return sync(ClusterView.of(snapshot), ServiceChanges.ALL, node, now);
+    }
+
+    /**
+     * Brings both tables to the cluster's state, rebuilding only the {@code changed} Services when nothing forces
+     * a sync of everything. The caller must have drained {@code changed} before reading {@code cluster}.
+     */
+    public Result sync(ClusterView cluster, ServiceChanges changed, NodeContext node, Instant now) {
+        generation++;
+        try {
+            return syncOrThrow(cluster, changed, node, now);
+        } catch (RuntimeException | Error e) {
+            // Half-updated Service states would make the next partial diff wrong: start over from everything.
+            seeded = false;
+            throw e;
+        }
+    }
+
+    private Result syncOrThrow(ClusterView cluster, ServiceChanges changed, NodeContext node, Instant now) {
+        long t0 = System.nanoTime();
+        long kernelNanos = 0;
         if (lastNode != null && !lastNode.equals(node)) {
             log.info("node context changed; full sync of both tables");
             forceFullSync();
         }
-        Renderer.Rendering rendering = renderer.render(snapshot, node);
-        List<Diagnostic> fresh = logNewDiagnostics(rendering.diagnostics());
+        boolean everything = !seeded || changed.all() || !node.equals(lastNode)
+                || syncers.values().stream().anyMatch(s -> s.fullSyncDue(now));
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) results.put(f, syncers.get(f).sync(rendering.table(f), now));
+        List<ServiceDelta> deltas = List.of();
+        Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
+        if (everything) {
+            rebuildAll(cluster, node.nodeName());
+            for (IpFamily f : IpFamily.values()) {
+                ProxyState state = wholeState(f);
+                states.put(f, state);
+                TableSyncer s = syncers.get(f);
+                IncrementalRenderer r = renderers.get(f);
+                long k0;
+                if (!seeded || s.fullSyncDue(now)) {
+                    DesiredTable table = r.reset(state, node).table();
+                    k0 = System.nanoTime();
+                    results.put(f, s.sync(table, now));
+                } else {
+                    Differ.Diff d = r.sync(state, node);
+                    k0 = System.nanoTime();
+                    results.put(f, s.apply(d, models.get(f), now));
+                }
+                kernelNanos += System.nanoTime() - k0;
+            }
+        } else {
+            deltas = rebuild(cluster, changed.services(), node.nodeName());
+            for (IpFamily f : IpFamily.values()) {
+                Differ.Diff d = renderers.get(f).update(changes(deltas, f));
+                long k0 = System.nanoTime();
+                results.put(f, syncers.get(f).apply(d, models.get(f), now));
+                kernelNanos += System.nanoTime() - k0;
+            }
+        }
+        seeded = true;
         lastNode = node;
-        return new Result(results, rendering.diagnostics(), fresh, rendering);
+        List<Diagnostic> diags = allDiagnostics();
+        List<Diagnostic> fresh = logNewDiagnostics(diags);
+        Duration core = Duration.ofNanos(System.nanoTime() - t0 - kernelNanos);
+        return new Result(results, diags, fresh, everything, deltas, core, states);
+    }
+
+    private void rebuildAll(ClusterView cluster, String nodeName) {
+        services.clear();
+        diagnosticsByService.clear();
+        for (String key : cluster.serviceKeys()) put(key, build(cluster, key, nodeName));
+        ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
+        List<Diagnostic> d = new ArrayList<>();
+        for (IpFamily f : IpFamily.values()) {
+            ProxyState st = ProxyStateBuilder.build(cidrsOnly, f, nodeName);
+            cidrStates.put(f, st);
+            for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
+        }
+        cidrDiagnostics = List.copyOf(d);
+    }
+
+    private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {
+        List<ServiceDelta> out = new ArrayList<>();
+        for (String key : keys) {
+            Map<IpFamily, ServiceState> before = services.getOrDefault(key, EMPTY);
+            Map<IpFamily, ServiceState> after = build(cluster, key, nodeName);
+            put(key, after);
+            out.add(new ServiceDelta(key, before, after));
+        }
+        return out;
+    }
+
+    private static final Map<IpFamily, ServiceState> EMPTY = emptyStates();
+
+    private static Map<IpFamily, ServiceState> emptyStates() {
+        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) m.put(f, new ServiceState(f, new TreeMap<>(), Map.of(), List.of()));
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    private static Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
+        var svc = cluster.services(key);
+        var slices = cluster.endpointSlices(key);
+        if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
+        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName));
+        return m;
+    }
+
+    private void put(String key, Map<IpFamily, ServiceState> states) {
+        if (states == EMPTY) services.remove(key);
+        else services.put(key, states);
+        // Family-independent objects (bad names, say) are reported once, from the IPv4 pass, as Renderer does.
+        List<Diagnostic> d = new ArrayList<>();
+        for (ServiceState st : states.values()) for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
+        if (d.isEmpty()) diagnosticsByService.remove(key);
+        else diagnosticsByService.put(key, List.copyOf(d));
+    }
+
+    /** The renderer's changes of one family: every port of a rebuilt Service, and the ports it no longer has. */
+    private static List<IncrementalRenderer.Change> changes(List<ServiceDelta> deltas, IpFamily f) {
+        List<IncrementalRenderer.Change> out = new ArrayList<>();
+        for (ServiceDelta d : deltas) {
+            ServiceState before = d.before(f);
+            ServiceState after = d.after(f);
+            for (ServicePortName n : before.servicePorts().keySet()) {
+                if (!after.servicePorts().containsKey(n)) out.add(new IncrementalRenderer.Change(n, null, List.of()));
+            }
+            for (ServicePort sp : after.servicePorts().values()) {
+                List<Endpoint> eps = after.endpointsOf(sp.name());
+                out.add(new IncrementalRenderer.Change(sp.name(), sp, eps));
+            }
+        }
+        return out;
+    }
+
+    /** The family's state as {@link ProxyStateBuilder#build} would give it for the whole cluster. */
+    private ProxyState wholeState(IpFamily f) {
+        TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
+        Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
+        List<Diagnostic> diags = new ArrayList<>();
+        for (Map<IpFamily, ServiceState> m : services.values()) {
+            ServiceState st = m.get(f);
+            ports.putAll(st.servicePorts());
+            endpoints.putAll(st.endpoints());
+            diags.addAll(st.diagnostics());
+        }
+        ProxyState cidrs = cidrStates.get(f);
+        diags.addAll(cidrs.diagnostics());
+        return new ProxyState(f, ports, endpoints, cidrs.serviceCidrs(), diags);
+    }
+
+    private List<Diagnostic> allDiagnostics() {
+        if (diagnosticsByService.isEmpty()) return cidrDiagnostics;
+        List<Diagnostic> out = new ArrayList<>();
+        diagnosticsByService.values().forEach(out::addAll);
+        out.addAll(cidrDiagnostics);
+        return List.copyOf(out);
     }
 
     private List<Diagnostic> logNewDiagnostics(List<Diagnostic> diags) {
@@ -75,7 +313,7 @@ public final class ProxySync {
             present.add(key);
             boolean seen = logged.containsKey(key);
             String before = logged.put(key, d.reason());
-            if (!seen || !java.util.Objects.equals(before, d.reason())) fresh.add(d);
+            if (!seen || !Objects.equals(before, d.reason())) fresh.add(d);
         }
         // Forget fixed objects, so that breaking again is logged again.
         logged.keySet().retainAll(present);

@@ -13,7 +13,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +34,10 @@ import java.util.stream.Collectors;
  * {@link #STALE_CHAIN_GRACE} later by a transaction of their own: kernels before 6.2 refuse to delete a chain that
  * an element removed in the same batch still references (upstream kube-proxy waits the same way).
  *
+ * <p>A caller that keeps the desired table incrementally ({@link io.nftproxy.render.IncrementalRenderer}) hands
+ * partial syncs over as a ready diff with {@link #apply}: the syncer then never builds or diffs the whole table
+ * on a partial sync, and asks the {@link DesiredModel} which stale chains are still wanted.
+ *
  * <p>An nft failure never escapes: the kernel keeps its previous table (the commit is atomic), the failure is
  * logged in one line, counted, returned, and the next sync is full.
  */
@@ -46,11 +49,26 @@ public final class TableSyncer {
     public static final Duration DEFAULT_FULL_SYNC_INTERVAL = Duration.ofHours(1);
     private static final int FOREIGN_ITEMS_LOGGED = 5;
 
+    /** The desired table as an incremental model holds it, for {@link #apply}. */
+    public interface DesiredModel {
+        /** The whole table: O(size of the table), asked only for a full sync. */
+        DesiredTable table();
+
+        /** Whether the table holds this chain now. */
+        boolean holdsChain(String chain);
+
+        /** The transaction deleting those of {@code stale} the table no longer holds. */
+        Transaction deleteChains(List<String> stale);
+    }
+
     private final IpFamily family;
     private final NftClient client;
     private final Duration fullSyncInterval;
 
-    /** What the kernel holds after the last successful sync, stale chains aside; meaningless while needFull. */
+    /**
+     * What the kernel holds after the last successful sync, stale chains aside; meaningless while needFull, and
+     * null after an {@link #apply}, whose caller's model is then the only whole view.
+     */
     private DesiredTable committed;
     /** Chains left flushed in the kernel, with when they went stale. */
     private final Map<String, Instant> staleChains = new LinkedHashMap<>();
@@ -75,6 +93,11 @@ public final class TableSyncer {
 
     public boolean needsFullSync() { return needFull; }
 
+    /** Whether a sync at {@code now} must be full: first sync, after a failure, forced, or the timer ran out. */
+    public boolean fullSyncDue(Instant now) {
+        return needFull || lastFull == null || !now.isBefore(lastFull.plus(fullSyncInterval));
+    }
+
     /** Transactions (main or stale-chain) and kernel reads that failed, since this syncer was made. */
     public long failedTransactions() { return failedTransactions; }
 
@@ -88,8 +111,10 @@ public final class TableSyncer {
     public SyncResult sync(DesiredTable desired, Instant now) {
         if (desired.family() != family) throw new IllegalArgumentException("table of " + desired.family() + " given to the " + family + " syncer");
         long start = System.nanoTime();
-        int staleDeleted = needFull ? 0 : deleteStaleChains(desired, now);
-        boolean full = needFull || lastFull == null || !now.isBefore(lastFull.plus(fullSyncInterval));
+        // Without a committed model (the last syncs went through apply), only the kernel can say what is there.
+        int staleDeleted = needFull || committed == null ? 0 : deleteStaleChains(c -> desired.chain(c) != null,
+                due -> Differ.deleteChains(committed, due), now);
+        boolean full = fullSyncDue(now) || committed == null;
         SyncResult.Kind kind = full ? SyncResult.Kind.FULL : SyncResult.Kind.PARTIAL;
 
         Transaction tx;
@@ -149,15 +174,44 @@ public final class TableSyncer {
         return r;
     }
 
+    /**
+     * A partial sync whose transaction a {@link DesiredModel} already computed from the previous desired table to
+     * the new one; when a full sync is due, the model's whole table goes through {@link #sync} instead. The diff
+     * is only right if the previous sync committed the model's previous table: any failure makes the next sync
+     * full, and so does a sync in between that did not come from the same model.
+     */
+    public SyncResult apply(Differ.Diff diff, DesiredModel desired, Instant now) {
+        if (diff.transaction().family() != family) throw new IllegalArgumentException("diff of " + diff.transaction().family() + " given to the " + family + " syncer");
+        if (fullSyncDue(now)) return sync(desired.table(), now);
+        long start = System.nanoTime();
+        // From here on the caller's model is the only whole view; keeping ours up to date would cost O(table).
+        committed = null;
+        int staleDeleted = deleteStaleChains(desired::holdsChain, desired::deleteChains, now);
+        if (needFull) return sync(desired.table(), now);
+        Transaction tx = diff.transaction();
+        if (!tx.isEmpty()) {
+            try {
+                client.apply(tx);
+            } catch (NftException e) {
+                return failed(SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, start, e, "applying the transaction");
+            }
+        }
+        for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
+        staleChains.keySet().removeIf(desired::holdsChain);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, elapsed(start), null, null);
+        if (log.isDebugEnabled()) log.info("{}", r);
+        return r;
+    }
+
     /** Deletes chains stale for longer than the grace, in their own transaction; a failure makes this sync full. */
-    private int deleteStaleChains(DesiredTable desired, Instant now) {
+    private int deleteStaleChains(java.util.function.Predicate<String> wanted,
+                                  java.util.function.Function<List<String>, Transaction> deleter, Instant now) {
         List<String> due = new ArrayList<>();
         for (Map.Entry<String, Instant> e : staleChains.entrySet()) {
-            if (desired.chain(e.getKey()) == null && !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now)) due.add(e.getKey());
+            if (!wanted.test(e.getKey()) && !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now)) due.add(e.getKey());
         }
         if (due.isEmpty()) return 0;
-        if (committed == null) return 0;
-        Transaction tx = Differ.deleteChains(committed, due);
+        Transaction tx = deleter.apply(due);
         try {
             if (!tx.isEmpty()) client.apply(tx);
         } catch (NftException e) {
@@ -168,12 +222,9 @@ public final class TableSyncer {
                     due.size(), family.nftFamily(), e.kind(), e.getMessage());
             return 0;
         }
-        committed = Differ.withoutChains(committed, tx);
+        if (committed != null) committed = Differ.withoutChains(committed, tx);
         // A due chain the differ kept is still in use after all; it stays stale and is retried.
-        DesiredTable now2 = committed;
-        for (Iterator<String> it = staleChains.keySet().iterator(); it.hasNext(); ) {
-            if (now2.chain(it.next()) == null) it.remove();
-        }
+        tx.commands().forEach(c -> staleChains.remove(((io.nftproxy.nft.Chain) c.object()).name()));
         return tx.size();
     }
 

@@ -76,4 +76,48 @@ class ClusterStoreTest {
         assertEquals(List.of(Instant.parse("2026-12-02T10:00:00Z")), s.drainTriggerTimes());
         assertTrue(s.drainTriggerTimes().isEmpty());
     }
+
+    private static EndpointSliceObject labelled(String name, String service) {
+        return new EndpointSliceObject(new ObjectMeta("ns", name, Map.of(EndpointSliceObject.SERVICE_NAME_LABEL, service), Map.of(), false),
+                "IPv4", List.of(), List.of());
+    }
+
+    @Test
+    void recordsWhichServicesChangedUntilDrained() {
+        ClusterStore s = new ClusterStore();
+        assertTrue(s.drainChanges().all(), "the first drain is everything");
+        assertEquals(io.nftproxy.sync.ServiceChanges.NONE, s.drainChanges());
+        s.upsertService(svc("a", "172.30.0.1"));
+        s.upsertService(svc("a", "172.30.0.1"));
+        s.upsertEndpointSlice(labelled("b-1", "b"));
+        assertEquals(java.util.Set.of("ns/a", "ns/b"), s.drainChanges().services());
+        assertEquals(List.of(labelled("b-1", "b")), s.endpointSlices("ns/b"));
+
+        s.upsertEndpointSlice(labelled("b-1", "c"));
+        assertEquals(java.util.Set.of("ns/b", "ns/c"), s.drainChanges().services(), "a relabelled slice changes both Services");
+        assertEquals(List.of(), s.endpointSlices("ns/b"));
+        assertEquals(List.of(labelled("b-1", "c")), s.endpointSlices("ns/c"));
+
+        s.deleteEndpointSlice(ObjectMeta.of("ns", "b-1"));
+        s.deleteService(ObjectMeta.of("ns", "a"));
+        assertEquals(java.util.Set.of("ns/a", "ns/c"), s.drainChanges().services());
+        assertEquals(java.util.Set.of(), s.serviceKeys());
+
+        s.upsertNode(new io.nftproxy.cluster.NodeObject(ObjectMeta.of(null, "n1"), List.of(), List.of(), List.of()));
+        assertTrue(s.drainChanges().all(), "a Node changes everything");
+    }
+
+    @Test
+    void replaceAllRecordsOnlyTheServicesThatDiffer() {
+        ClusterStore s = new ClusterStore();
+        s.replaceAll(new ClusterSnapshot(List.of(svc("a", "172.30.0.1"), svc("b", "172.30.0.2")),
+                List.of(labelled("a-1", "a")), List.of(), List.of()));
+        s.drainChanges();
+        s.replaceAll(new ClusterSnapshot(List.of(svc("a", "172.30.0.1"), svc("b", "172.30.0.3")),
+                List.of(labelled("a-1", "a"), labelled("c-1", "c")), List.of(), List.of()));
+        assertEquals(java.util.Set.of("ns/b", "ns/c"), s.drainChanges().services());
+        s.replaceAll(new ClusterSnapshot(List.of(svc("b", "172.30.0.3")), List.of(labelled("c-1", "c")), List.of(), List.of()));
+        assertEquals(java.util.Set.of("ns/a"), s.drainChanges().services());
+        assertEquals(java.util.Set.of("ns/b", "ns/c"), s.serviceKeys());
+    }
 }
