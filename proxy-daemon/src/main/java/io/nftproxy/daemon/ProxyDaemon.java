@@ -152,6 +152,10 @@ public final class ProxyDaemon implements AutoCloseable {
             runner.requestSync();
         });
         closeables.add(source.start(store));
+        // nodeport-ips follows the node's addresses: a change re-reads them at the next sync (a full one, as the
+        // node context changed), rather than waiting for the periodic run.
+        closeables.add(io.nftproxy.netlink.rt.AddressMonitor.start(options.netns(), runner::requestSync,
+                e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
     }

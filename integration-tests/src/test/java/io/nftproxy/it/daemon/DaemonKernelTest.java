@@ -105,6 +105,18 @@ class DaemonKernelTest {
     }
 
     @Test
+    void nodePortIpsFollowAnAddressAddedToTheNode() throws Exception {
+        assertTrue(!has("list", "set", "ip", "kube-proxy", "nodeport-ips", "192.168.10.20"), "the node's IP is not configured yet");
+        ns.exec(Duration.ofSeconds(10), null, "ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth1");
+        long t0 = System.nanoTime();
+        KernelNamespace.Result r = ns.exec(Duration.ofSeconds(10), null, "ip", "addr", "add", "192.168.10.20/24", "dev", "eth0");
+        assertTrue(r.ok(), r.stderr());
+        waitFor("nodeport-ips has the new address", Duration.ofSeconds(2),
+                () -> has("list", "set", "ip", "kube-proxy", "nodeport-ips", "192.168.10.20"));
+        System.out.printf("address monitor: nodeport-ips updated %d ms after the address was added%n", (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    @Test
     void aManifestEditConvergesAndStoppingLeavesTheRules() throws Exception {
         Path hello = dir.resolve("demo/hello.yaml");
         String yaml = Files.readString(hello);
