@@ -1,0 +1,108 @@
+package io.nftproxy.it.api;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A byte-for-byte TCP relay on a loopback port in front of the API server, so a test can cut one client off while
+ * the server and every other client carry on. TLS passes through untouched (the server's certificate is for
+ * 127.0.0.1, which the relay's address also is). {@link #cut()} resets every relayed connection and refuses new
+ * ones until {@link #restore()}: the client sees the API as unreachable, then reconnects.
+ */
+final class ApiRelay implements AutoCloseable {
+    private final ServerSocket listener;
+    private final InetSocketAddress upstream;
+    private final List<Socket> open = new CopyOnWriteArrayList<>();
+    private final Thread acceptor;
+    private volatile boolean cut;
+
+    ApiRelay(URI apiServer) throws IOException {
+        this.upstream = new InetSocketAddress(apiServer.getHost(), apiServer.getPort());
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.acceptor = new Thread(this::acceptLoop, "api-relay-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    URI url() { return URI.create("https://127.0.0.1:" + listener.getLocalPort()); }
+
+    /** Resets every relayed connection and refuses new ones. */
+    void cut() {
+        cut = true;
+        for (Socket s : open) abort(s);
+        open.clear();
+    }
+
+    void restore() { cut = false; }
+
+    private void acceptLoop() {
+        while (!listener.isClosed()) {
+            Socket client;
+            try {
+                client = listener.accept();
+            } catch (IOException closed) {
+                return;
+            }
+            if (cut) {
+                abort(client);
+                continue;
+            }
+            try {
+                Socket server = new Socket();
+                server.connect(upstream, 5_000);
+                open.add(client);
+                open.add(server);
+                pump(client, server);
+                pump(server, client);
+            } catch (IOException e) {
+                abort(client);
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[16 * 1024];
+            try (InputStream in = from.getInputStream()) {
+                OutputStream out = to.getOutputStream();
+                for (int n; (n = in.read(buf)) >= 0; ) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+                to.shutdownOutput();
+            } catch (IOException closed) {
+                abort(to);
+            }
+        }, "api-relay-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Close with RST (linger 0), as a dropped connection looks to its peer. */
+    private static void abort(Socket s) {
+        try {
+            s.setSoLinger(true, 0);
+            s.close();
+        } catch (IOException ignored) {
+            // already closed
+        }
+    }
+
+    @Override public void close() throws IOException {
+        listener.close();
+        cut();
+        try {
+            acceptor.join(2_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
