@@ -90,6 +90,12 @@ public final class ProxyDaemon implements AutoCloseable {
     private final CountDownLatch firstSync = new CountDownLatch(1);
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
+    private final java.util.concurrent.ScheduledExecutorService later =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "stale-chain-timer");
+                t.setDaemon(true);
+                return t;
+            });
     /** Health-check services by {@code ns/name}, kept up to date service by service; sync thread only. */
     private final Map<String, ServiceHealth> healthChecks = new java.util.TreeMap<>();
     /** The last follow-up (health checks, conntrack) did not finish: the next one starts from the whole state. */
@@ -219,11 +225,23 @@ public final class ProxyDaemon implements AutoCloseable {
         }
         if (!ok) throw new IllegalStateException("sync failed; the kernel keeps the previous table");
         afterSuccessfulSync(result, node);
+        scheduleStaleChainCleanup();
         if (firstSync.getCount() > 0) {
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
+    }
+
+    /**
+     * Flushed chains are deleted by the first sync after their grace period; without this, an idle proxy would
+     * keep an empty chain of a deleted service until the next periodic run (upstream keeps it until any later sync).
+     */
+    private void scheduleStaleChainCleanup() {
+        boolean stale = false;
+        for (IpFamily f : IpFamily.values()) stale |= !proxySync.syncer(f).staleChains().isEmpty();
+        if (stale) later.schedule(runner::requestSync, io.nftproxy.sync.TableSyncer.STALE_CHAIN_GRACE.toMillis() + 100,
+                java.util.concurrent.TimeUnit.MILLISECONDS);
     }
 
     private void afterSuccessfulSync(ProxySync.Result result, NodeSettings.Resolved node) {
@@ -360,6 +378,7 @@ public final class ProxyDaemon implements AutoCloseable {
                 LOG.debug("close failed error={}", e.toString());
             }
         }
+        later.shutdownNow();
         healthCheckNodePorts.close();
         try {
             client.close();

@@ -105,6 +105,15 @@ class DaemonKernelTest {
     }
 
     @Test
+    void aDeletedServicesChainIsGoneSoonAfterwardsNotJustEmptied() throws Exception {
+        String chain = "service-UYL3EFSC-demo/legacy-api/tcp/http";
+        assertTrue(ns.nftOut("list", "table", "ip", "kube-proxy").contains(chain));
+        Files.delete(dir.resolve("demo/legacy-api.yaml"));
+        waitFor("stale chain deleted", Duration.ofSeconds(4),
+                () -> { try { return !ns.nftOut("list", "table", "ip", "kube-proxy").contains(chain); } catch (IOException e) { return false; } });
+    }
+
+    @Test
     void nodePortIpsFollowAnAddressAddedToTheNode() throws Exception {
         assertTrue(!has("list", "set", "ip", "kube-proxy", "nodeport-ips", "192.168.10.20"), "the node's IP is not configured yet");
         ns.exec(Duration.ofSeconds(10), null, "ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth1");
