@@ -349,7 +349,8 @@ class DaemonAgainstApiServerTest {
                 .endSpec().build();
     }
 
-    private static EndpointSlice slice(String ns, String service, String name, int port, List<String> addresses) {
+    /** A slice written by hand, as a controller other than the EndpointSlice controller would (managed-by set). */
+    static EndpointSlice slice(String ns, String service, String name, int port, List<String> addresses) {
         EndpointSliceBuilder b = new EndpointSliceBuilder()
                 .withNewMetadata().withNamespace(ns).withName(name)
                 .addToLabels("kubernetes.io/service-name", service)

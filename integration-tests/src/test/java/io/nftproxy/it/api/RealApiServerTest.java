@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -81,18 +80,9 @@ class RealApiServerTest {
                 .endSpec().build();
     }
 
+    /** A hand-written slice on port 8080, as {@link DaemonAgainstApiServerTest#slice} writes them. */
     static EndpointSlice slice(String ns, String service, String name, List<String> addresses) {
-        EndpointSliceBuilder b = new EndpointSliceBuilder()
-                .withNewMetadata().withNamespace(ns).withName(name)
-                .addToLabels("kubernetes.io/service-name", service)
-                .addToLabels("endpointslice.kubernetes.io/managed-by", "nftproxy-tests")
-                .endMetadata()
-                .withAddressType("IPv4")
-                .addNewPort().withName("http").withProtocol("TCP").withPort(8080).endPort();
-        for (String a : addresses) {
-            b.addNewEndpoint().withAddresses(a).withNewConditions().withReady(true).endConditions().endEndpoint();
-        }
-        return b.build();
+        return DaemonAgainstApiServerTest.slice(ns, service, name, 8080, addresses);
     }
 
     @Test
