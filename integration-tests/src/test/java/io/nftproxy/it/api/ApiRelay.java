@@ -23,6 +23,11 @@ final class ApiRelay implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
     private volatile boolean cut;
+    private volatile boolean blackholed;
+    /** Connections accepted before this epoch are dead: whatever arrives on them is dropped, nothing is closed. */
+    private volatile long deadBefore;
+    private final java.util.concurrent.atomic.AtomicLong epoch = new java.util.concurrent.atomic.AtomicLong();
+    private final List<Socket> held = new CopyOnWriteArrayList<>();
 
     ApiRelay(URI apiServer) throws IOException {
         this.upstream = new InetSocketAddress(apiServer.getHost(), apiServer.getPort());
@@ -41,7 +46,20 @@ final class ApiRelay implements AutoCloseable {
         open.clear();
     }
 
-    void restore() { cut = false; }
+    /**
+     * A blackhole: every relayed connection goes silent in both directions without being closed (half-open, as
+     * behind a drop rule), and new connections are accepted and left hanging. After {@link #restore()} new
+     * connections work again but the silenced ones stay dead, like connections whose peer state was lost.
+     */
+    void blackhole() {
+        blackholed = true;
+        deadBefore = epoch.incrementAndGet();
+    }
+
+    void restore() {
+        cut = false;
+        blackholed = false;
+    }
 
     private void acceptLoop() {
         while (!listener.isClosed()) {
@@ -55,31 +73,38 @@ final class ApiRelay implements AutoCloseable {
                 abort(client);
                 continue;
             }
+            if (blackholed) {
+                held.add(client);
+                continue;
+            }
             try {
                 Socket server = new Socket();
                 server.connect(upstream, 5_000);
                 open.add(client);
                 open.add(server);
-                pump(client, server);
-                pump(server, client);
+                long born = epoch.get();
+                pump(client, server, born);
+                pump(server, client, born);
             } catch (IOException e) {
                 abort(client);
             }
         }
     }
 
-    private void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to, long born) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             try (InputStream in = from.getInputStream()) {
                 OutputStream out = to.getOutputStream();
                 for (int n; (n = in.read(buf)) >= 0; ) {
+                    if (born < deadBefore) continue;
                     out.write(buf, 0, n);
                     out.flush();
                 }
-                to.shutdownOutput();
+                // A dead connection passes nothing on, not even its end: its peer must find out by itself.
+                if (born >= deadBefore) to.shutdownOutput();
             } catch (IOException closed) {
-                abort(to);
+                if (born >= deadBefore) abort(to);
             }
         }, "api-relay-pump");
         t.setDaemon(true);
@@ -99,6 +124,7 @@ final class ApiRelay implements AutoCloseable {
     @Override public void close() throws IOException {
         listener.close();
         cut();
+        for (Socket s : held) abort(s);
         try {
             acceptor.join(2_000);
         } catch (InterruptedException e) {

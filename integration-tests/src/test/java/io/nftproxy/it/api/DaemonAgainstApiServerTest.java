@@ -186,6 +186,35 @@ class DaemonAgainstApiServerTest {
         System.out.printf("410 relist: all changes made while disconnected arrived %d ms after reconnecting%n", ms(t0));
     }
 
+    /** Short, so the blackhole test does not wait the production 15 s twice. */
+    private static final Duration LAG_PROBE = Duration.ofSeconds(2);
+
+    @Test
+    void aSilentlyDeadWatchIsReplacedAndNoUpdateIsLost() throws Exception {
+        startDaemon();
+        String ns = namespace();
+        createWithEndpoints(ns, "before", "10.250.2.1");
+        awaitKernel("initial", Duration.ofSeconds(10), () -> endpoints(ns, "before").size() == 1);
+
+        // The daemon's connections go silent without closing (half-open): its watches deliver nothing more.
+        relay.blackhole();
+        createWithEndpoints(ns, "during", "10.250.2.2");
+        admin.services().inNamespace(ns).withName("before").delete();
+        String before = kernelText();
+        Thread.sleep(3_000);
+        assertEquals(before, kernelText(), "the table changed while the API was unreachable");
+        assertTrue(before.contains(ns + "/before/"), "a rule was removed while the API was unreachable");
+
+        // The path comes back, but the silenced watch connections stay dead: only a new watch brings the changes,
+        // and only a fresh list can show that "before" was deleted (its delete event went down with the old watch).
+        long t0 = System.nanoTime();
+        relay.restore();
+        awaitKernel("changes made behind the blackhole", Duration.ofSeconds(60),
+                () -> endpoints(ns, "during").size() == 1 && !kernelText().contains(ns + "/before/"));
+        System.out.printf("blackholed watch: detected and every change applied %d ms after the path came back (lag probe every %d s)%n",
+                ms(t0), LAG_PROBE.toSeconds());
+    }
+
     @Test
     void apiServerRestartRemovesNoRuleAndLaterChangesArrive() throws Exception {
         startDaemon();
@@ -268,7 +297,7 @@ class DaemonAgainstApiServerTest {
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
             KubernetesClient kube = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kubeconfig))).build();
-            KubernetesSource src = new KubernetesSource(kube, store);
+            KubernetesSource src = new KubernetesSource(kube, store, LAG_PROBE);
             src.start(NODE, config.configSyncPeriod());
             return () -> {
                 src.close();
