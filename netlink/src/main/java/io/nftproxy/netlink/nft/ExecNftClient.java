@@ -82,12 +82,7 @@ public final class ExecNftClient implements NftClient {
     }
 
     @Override public String listTableJson(IpFamily family) {
-        try {
-            return run(null, "list table", "-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
-        } catch (NftException e) {
-            if (e.isNotFound()) return null;
-            throw e;
-        }
+        return NftException.nullIfNotFound(() -> run(null, "list table", "-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME));
     }
 
     @Override public Capabilities capabilities() {

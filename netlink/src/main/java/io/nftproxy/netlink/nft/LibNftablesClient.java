@@ -66,12 +66,7 @@ public final class LibNftablesClient implements NftClient {
     }
 
     @Override public String listTableJson(IpFamily family) {
-        try {
-            return on(() -> ctx.listJson("table " + family.nftFamily() + " " + DesiredTable.TABLE_NAME));
-        } catch (NftException e) {
-            if (e.isNotFound()) return null;
-            throw e;
-        }
+        return NftException.nullIfNotFound(() -> on(() -> ctx.listJson("table " + family.nftFamily() + " " + DesiredTable.TABLE_NAME)));
     }
 
     @Override public Capabilities capabilities() {

@@ -129,4 +129,14 @@ public final class NftException extends RuntimeException {
     public boolean isUnsupported() { return kind == Kind.UNSUPPORTED; }
 
     public boolean isInvalid() { return kind == Kind.INVALID; }
+
+    /** The call's result, or null when nft says the object does not exist ("No such file or directory"). */
+    public static <T> T nullIfNotFound(java.util.function.Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (NftException e) {
+            if (e.isNotFound()) return null;
+            throw e;
+        }
+    }
 }
