@@ -212,16 +212,8 @@ public final class TableComparison {
     private static String payload(Element e) {
         List<String> parts = new ArrayList<>();
         if (e.comment() != null) parts.add("comment " + quote(e.comment()));
-        if (e.value() != null) parts.add(": " + verdict(e.value()));
+        if (e.value() != null) parts.add(": " + e.value().text());
         return parts.isEmpty() ? "(no value, no comment)" : String.join(" ", parts);
-    }
-
-    private static String verdict(Verdict v) {
-        if (v instanceof Verdict.Jump j) return "jump " + j.chain();
-        if (v instanceof Verdict.Goto g) return "goto " + g.chain();
-        if (v instanceof Verdict.Drop) return "drop";
-        if (v instanceof Verdict.Accept) return "accept";
-        return "return";
     }
 
     private static String hook(Chain.Hook h) {

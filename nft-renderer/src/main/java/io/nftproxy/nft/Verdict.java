@@ -12,6 +12,18 @@ public sealed interface Verdict {
     static Verdict jump(String chain) { return new Jump(chain); }
     static Verdict drop() { return new Drop(); }
 
+    /**
+     * How nft spells the verdict, for explanations and diffs. Not for scripts: {@link NftSyntax} writes those and
+     * refuses unsafe names; this one must also show what a kernel listing holds.
+     */
+    default String text() {
+        if (this instanceof Jump j) return "jump " + j.chain();
+        if (this instanceof Goto g) return "goto " + g.chain();
+        if (this instanceof Drop) return "drop";
+        if (this instanceof Accept) return "accept";
+        return "return";
+    }
+
     /** The chain this verdict continues in, or null. */
     default String target() {
         if (this instanceof Jump j) return j.chain();

@@ -273,7 +273,7 @@ public final class PacketTracer {
                     end = new Outcome.Reject(chain, text);
                     return Flow.DROP;
                 } else if (s instanceof Statement.Decide d) {
-                    why.add(verdictText(d.verdict()));
+                    why.add(d.verdict().text());
                     step(chain, depth, text, String.join("; ", why));
                     return verdict(d.verdict(), chain, text, depth);
                 } else if (s instanceof Statement.VmapLookup v) {
@@ -285,13 +285,13 @@ public final class PacketTracer {
                         return Flow.NEXT;
                     }
                     why.add(fieldsText(v.fields()) + " " + key + " found in @" + v.map()
-                            + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + verdictText(e.value()));
+                            + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + e.value().text());
                     step(chain, depth, text, String.join("; ", why));
-                    return verdict(e.value(), chain, v.map() + " element " + key + " : " + verdictText(e.value()), depth);
+                    return verdict(e.value(), chain, v.map() + " element " + key + " : " + e.value().text(), depth);
                 } else if (s instanceof Statement.NumgenVmap n) {
                     int i = choose(n.targets().size(), n.targets());
                     Verdict v = n.targets().get(i);
-                    why.add("numgen random mod " + n.targets().size() + " picked " + i + " -> " + verdictText(v)
+                    why.add("numgen random mod " + n.targets().size() + " picked " + i + " -> " + v.text()
                             + (n.targets().size() > 1 ? " (every pick is traced)" : ""));
                     step(chain, depth, text, String.join("; ", why));
                     return verdict(v, chain, text, depth);
@@ -389,7 +389,7 @@ public final class PacketTracer {
             odds = odds.times(Probability.of(1, n));
             Object alt = alternatives.get(i);
             String label = alt instanceof Statement.Target t ? Packet.hostPort(t.ip(), t.port())
-                    : alt instanceof Verdict v ? verdictText(v) : String.valueOf(alt);
+                    : alt instanceof Verdict v ? v.text() : String.valueOf(alt);
             choiceLabels.add("numgen pick " + i + "/" + n + " -> " + label);
             return i;
         }
@@ -454,14 +454,6 @@ public final class PacketTracer {
         private static int markBit(Rule r) {
             for (Match m : r.matches()) if (m instanceof Match.MarkBits b) return b.mask();
             return 0;
-        }
-
-        private static String verdictText(Verdict v) {
-            if (v instanceof Verdict.Jump j) return "jump " + j.chain();
-            if (v instanceof Verdict.Goto g) return "goto " + g.chain();
-            if (v instanceof Verdict.Drop) return "drop";
-            if (v instanceof Verdict.Accept) return "accept";
-            return "return";
         }
 
         private static String hex(int v) { return "0x" + Integer.toHexString(v); }
