@@ -1,8 +1,5 @@
 package io.nftproxy.cli;
 
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.ConfigFile;
 import io.nftproxy.config.GoDuration;
@@ -16,6 +13,7 @@ import io.nftproxy.node.NodeSettings;
 import io.nftproxy.proxy.InvalidInputException;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.source.KubernetesSource;
+import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import org.slf4j.Logger;
@@ -112,23 +110,21 @@ final class DaemonLauncher {
             return store -> new ManifestDirectorySource(config.manifests(), store, Duration.ofMillis(200));
         }
         return store -> {
-            KubernetesClient kube = new KubernetesClientBuilder().withConfig(kubeConfig(config)).build();
-            KubernetesSource src = new KubernetesSource(kube, store);
-            src.start(config.hostnameOverride(), config.configSyncPeriod());
-            return () -> {
-                src.close();
-                kube.close();
-            };
+            ApiServer api = apiServer(config);
+            KubernetesSource src = new KubernetesSource(api, store);
+            src.start(config.hostnameOverride());
+            LOG.info("watching the API server url={}", api.url());
+            return src;
         };
     }
 
-    /** The client configuration; TLS verification is never turned off silently. */
-    private static Config kubeConfig(ProxyConfig config) throws IOException {
-        Config c = config.kubeconfig() != null ? Config.fromKubeconfig(Files.readString(config.kubeconfig())) : Config.autoConfigure(null);
-        if (c.isTrustCerts()) {
+    /** The API server's connection; TLS verification is never turned off silently. */
+    static ApiServer apiServer(ProxyConfig config) {
+        ApiServer api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+        if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }
-        return c;
+        return api;
     }
 
     /** Defaults, then the config file, then each flag the command line actually gave. */

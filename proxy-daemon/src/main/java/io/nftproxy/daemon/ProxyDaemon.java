@@ -103,6 +103,7 @@ public final class ProxyDaemon implements AutoCloseable {
     /** A conntrack cleanup is due or failed; the next sync looks at the whole filters. */
     private boolean conntrackPending = true;
     private SyncRunner runner;
+    private List<String> lastWaitingFor = List.of();
 
     public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock) {
         this.options = options;
@@ -186,7 +187,11 @@ public final class ProxyDaemon implements AutoCloseable {
     private void syncOnce(SyncRunner.Request request) throws Exception {
         try {
             if (!store.ready()) {
-                LOG.debug("waiting for the initial list of Services and EndpointSlices");
+                List<String> waiting = store.waitingFor();
+                if (!waiting.equals(lastWaitingFor)) {
+                    LOG.info("first sync waits for the whole cluster: {} not listed yet; /healthz says 503 until then", waiting);
+                    lastWaitingFor = waiting;
+                }
                 return;
             }
             runSync(request);

@@ -14,8 +14,12 @@ import java.util.Map;
 public final class HealthResponses {
     private HealthResponses() {}
 
+    /**
+     * Before the first sync the process is alive and waiting for the cluster (an API server not up yet, say): a
+     * restart would not help, so /livez says 200 while /healthz says 503.
+     */
     public static Response livez(ProxyHealth.Status s) {
-        return Response.json(s.healthy() ? 200 : 503, body(s, false));
+        return Response.json(s.healthy() || s.lastUpdated() == null ? 200 : 503, body(s, false));
     }
 
     public static Response healthz(ProxyHealth.Status s) {

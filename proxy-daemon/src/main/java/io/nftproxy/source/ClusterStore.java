@@ -51,6 +51,8 @@ public final class ClusterStore implements ClusterView {
     private final AtomicLong changes = new AtomicLong();
     private volatile boolean servicesListed;
     private volatile boolean slicesListed;
+    private volatile boolean nodesListed = true;
+    private volatile boolean cidrsListed = true;
     private volatile Runnable onChange = () -> { };
 
     /** Called after every recorded change and when the store first becomes ready; must not block. */
@@ -98,22 +100,87 @@ public final class ClusterStore implements ClusterView {
     public void servicesListed() { servicesListed = true; changed(null, null); }
     public void endpointSlicesListed() { slicesListed = true; changed(null, null); }
 
-    /** True once both Services and EndpointSlices have been listed. */
-    public boolean ready() { return servicesListed && slicesListed; }
+    /**
+     * The first sync must also wait for this node's Node object and the ServiceCIDRs (a Kubernetes source): a sync
+     * without them would program a node context that the next sync changes, rewriting the whole table.
+     */
+    public void awaitNodeAndServiceCidrs() {
+        nodesListed = false;
+        cidrsListed = false;
+    }
+
+    /** The Node list was delivered (or waiting for it was given up, with a warning). */
+    public void nodesListed() { nodesListed = true; changed(null, null); }
+
+    public void serviceCidrsListed() { cidrsListed = true; changed(null, null); }
+
+    public boolean servicesAndSlicesListed() { return servicesListed && slicesListed; }
+
+    /**
+     * True once everything the first sync needs was delivered: Services and EndpointSlices listed and handed over
+     * object by object, and (for a Kubernetes source) the Node and ServiceCIDRs too.
+     */
+    public boolean ready() { return servicesListed && slicesListed && nodesListed && cidrsListed; }
+
+    /** What the first sync still waits for, for the log and /healthz; empty when {@link #ready}. */
+    public List<String> waitingFor() {
+        List<String> out = new ArrayList<>();
+        if (!servicesListed) out.add("Services");
+        if (!slicesListed) out.add("EndpointSlices");
+        if (!nodesListed) out.add("Node");
+        if (!cidrsListed) out.add("ServiceCIDRs");
+        return out;
+    }
 
     /**
      * Replaces everything with a complete new state (a manifest directory reload), recording only what differs:
-     * an unchanged reload requests no sync.
+     * an unchanged reload requests no sync. A manifest directory is complete by itself: no Node or ServiceCIDR is
+     * waited for.
      */
     public void replaceAll(ClusterSnapshot s) {
         Set<String> touched = new HashSet<>();
-        Map<String, ServiceObject> nextServices = byKey(s.services(), ServiceObject::meta);
+        touched.addAll(swapServices(s.services()));
+        touched.addAll(swapEndpointSlices(s.endpointSlices()));
+        boolean everything = replace(nodes, byKey(s.nodes(), NodeObject::meta));
+        everything |= replace(cidrs, byKey(s.serviceCidrs(), ServiceCidrObject::meta));
+        nodesListed = true;
+        cidrsListed = true;
+        recordReplaced(touched, everything);
+    }
+
+    /** Every Service there is, after a (re)list: those missing are deleted, only real changes are recorded. */
+    public void replaceServices(List<ServiceObject> all) { recordReplaced(swapServices(all), false); }
+
+    /** Every EndpointSlice there is, after a (re)list. */
+    public void replaceEndpointSlices(List<EndpointSliceObject> all) { recordReplaced(swapEndpointSlices(all), false); }
+
+    /** Every Node the source watches (this node's, by field selector), after a (re)list. */
+    public void replaceNodes(List<NodeObject> all) { recordReplaced(Set.of(), replace(nodes, byKey(all, NodeObject::meta))); }
+
+    public void replaceServiceCidrs(List<ServiceCidrObject> all) {
+        recordReplaced(Set.of(), replace(cidrs, byKey(all, ServiceCidrObject::meta)));
+    }
+
+    private void recordReplaced(Set<String> touched, boolean everything) {
+        if (everything) everythingChanged.set(true);
+        changedServices.addAll(touched);
+        if (everything || !touched.isEmpty()) changed(null, null);
+    }
+
+    private Set<String> swapServices(List<ServiceObject> all) {
+        Set<String> touched = new HashSet<>();
+        Map<String, ServiceObject> nextServices = byKey(all, ServiceObject::meta);
         for (String k : services.keySet()) if (!nextServices.containsKey(k)) touched.add(k);
         for (Map.Entry<String, ServiceObject> e : nextServices.entrySet()) {
             if (!e.getValue().equals(services.get(e.getKey()))) touched.add(e.getKey());
         }
         replace(services, nextServices);
-        Map<String, EndpointSliceObject> nextSlices = byKey(s.endpointSlices(), EndpointSliceObject::meta);
+        return touched;
+    }
+
+    private Set<String> swapEndpointSlices(List<EndpointSliceObject> all) {
+        Set<String> touched = new HashSet<>();
+        Map<String, EndpointSliceObject> nextSlices = byKey(all, EndpointSliceObject::meta);
         synchronized (sliceLock) {
             for (String k : List.copyOf(slices.keySet())) {
                 EndpointSliceObject now = nextSlices.get(k);
@@ -132,11 +199,7 @@ public final class ClusterStore implements ClusterView {
                 touched.add(ProxyStateBuilder.serviceKey(e.getValue()));
             }
         }
-        boolean everything = replace(nodes, byKey(s.nodes(), NodeObject::meta));
-        everything |= replace(cidrs, byKey(s.serviceCidrs(), ServiceCidrObject::meta));
-        if (everything) everythingChanged.set(true);
-        changedServices.addAll(touched);
-        if (everything || !touched.isEmpty()) changed(null, null);
+        return touched;
     }
 
     /** How many real changes were recorded so far; the sync loop compares it to skip no-op runs. */

@@ -1,274 +1,157 @@
 package io.nftproxy.source;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
-import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
+import io.nftproxy.cluster.ServiceCidrObject;
+import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.source.api.ApiReachability;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.source.api.ListWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
- * Kubernetes as a source: shared informers for Services and EndpointSlices (minus those another proxy or the
- * headless label claims, filtered by the API server as kube-proxy's selector does), this node's Node object, and
- * ServiceCIDRs. Handlers decode and record into the {@link ClusterStore} and return: the client's few threads are
- * shared by every informer and must never wait on a sync.
+ * Kubernetes as a source: a {@link ListWatch} each for Services and EndpointSlices (minus those another proxy or
+ * the headless label claims, filtered by the API server with kube-proxy's selector), this node's Node object and
+ * ServiceCIDRs. Objects are decoded from the response stream with the same decoder that reads manifest files and
+ * recorded into the {@link ClusterStore} on the watch's own thread; nothing here ever waits on a sync.
  *
- * <p>Relists after a 410 Gone, reconnects and resyncs are the informers' job; an object that cannot be decoded is
- * skipped with a log line and counted, and never stops the others.
+ * <p>The first sync waits for all four lists to be handed over whole (the store's {@link ClusterStore#ready gate}):
+ * a sync with only part of the Services or slices would reject Services whose slices had not arrived yet, and one
+ * without the Node would program a node context that the next sync changes. The Node and ServiceCIDRs are waited
+ * for at most {@code nodeWait} after Services and slices are in, with a warning, as kube-proxy waits for its node.
+ *
+ * <p>The server unreachable, refusing, or presenting a certificate the kubeconfig's CA did not sign: every kind
+ * retries forever with backoff, and the log says so once per change of cause, naming the URL and the root cause.
  */
 public final class KubernetesSource implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
 
-    private final KubernetesClient client;
-    /**
-     * The client new watches and lists go through. A dead path leaves dead connections in the HTTP client's pool,
-     * and the JDK transport has no read timeout, so a replacement informer gets a fresh client (and pool).
-     */
-    private volatile KubernetesClient current;
-    private final List<KubernetesClient> replacements = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final ClusterStore store;
-    private final JsonMapper json = JsonMapper.builder().build();
-    private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-    private final AtomicLong undecodable = new AtomicLong();
-
     /** The default lag probe: a silently dead watch is replaced within about two of these. */
     public static final Duration DEFAULT_LAG_PROBE = Duration.ofSeconds(15);
+    /** How long the first sync waits for the Node and ServiceCIDRs once Services and slices are in. */
+    public static final Duration DEFAULT_NODE_WAIT = Duration.ofSeconds(30);
 
+    private final ApiServer api;
+    private final ClusterStore store;
     private final Duration lagProbeInterval;
-    private final List<WatchedKind<?>> watched = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final java.util.concurrent.ScheduledExecutorService prober =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "watch-lag-probe");
-                t.setDaemon(true);
-                return t;
-            });
+    private final Duration nodeWait;
+    private final ApiReachability reachability;
+    private final List<ListWatch<?>> watches = new CopyOnWriteArrayList<>();
+    private final AtomicLong undecodable = new AtomicLong();
+    private final AtomicBoolean waitStarted = new AtomicBoolean();
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "watch-lag-probe");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile Consumer<String> skippedListener = kind -> { };
 
-    public KubernetesSource(KubernetesClient client, ClusterStore store) { this(client, store, DEFAULT_LAG_PROBE); }
+    public KubernetesSource(ApiServer api, ClusterStore store) { this(api, store, DEFAULT_LAG_PROBE, DEFAULT_NODE_WAIT); }
 
     /** @param lagProbeInterval how often to check that the watches still deliver (zero: never) */
-    public KubernetesSource(KubernetesClient client, ClusterStore store, Duration lagProbeInterval) {
-        this.client = client;
-        this.current = client;
+    public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval) {
+        this(api, store, lagProbeInterval, DEFAULT_NODE_WAIT);
+    }
+
+    public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval, Duration nodeWait) {
+        this.api = api;
         this.store = store;
         this.lagProbeInterval = lagProbeInterval;
+        this.nodeWait = nodeWait;
+        this.reachability = new ApiReachability(api.url());
     }
 
-    /**
-     * One watched kind and its informer, with the probe that notices a watch which stopped delivering without
-     * closing (a half-open TCP connection: the JDK transport has no read timeout or ping, and fabric8 only renews a
-     * watch after minutes). The probe opens a short watch from the informer's resource version; if the API has
-     * an event past it and the informer still has not seen it one probe later, the informer is replaced, and the
-     * objects its fresh list no longer has are deleted from the store (their delete events were lost with the watch).
-     */
-    private final class WatchedKind<T extends HasMetadata> {
-        final String kind;
-        final java.util.function.Supplier<FilterWatchListDeletable<T, ?, ?>> resource;
-        final ResourceEventHandler<T> handler;
-        final java.util.function.Function<io.nftproxy.cluster.ClusterSnapshot, List<ObjectMeta>> known;
-        final Consumer<ObjectMeta> delete;
-        final long resyncMs;
-        volatile SharedIndexInformer<T> informer;
-        private long pendingRv = -1;
-        private long pendingSince;
+    /** Called with the kind of every object skipped because it could not be decoded (a metric). */
+    public void onSkipped(Consumer<String> listener) { this.skippedListener = listener; }
 
-        WatchedKind(String kind, java.util.function.Supplier<FilterWatchListDeletable<T, ?, ?>> resource,
-                    ResourceEventHandler<T> handler,
-                    java.util.function.Function<io.nftproxy.cluster.ClusterSnapshot, List<ObjectMeta>> known,
-                    Consumer<ObjectMeta> delete, long resyncMs) {
-            this.kind = kind;
-            this.resource = resource;
-            this.handler = handler;
-            this.known = known;
-            this.delete = delete;
-            this.resyncMs = resyncMs;
-            this.informer = resource.get().inform(handler, resyncMs);
-        }
-
-        void probe() {
-            try {
-                long seen = rv(informer.lastSyncResourceVersion());
-                if (seen < 0) return;
-                if (pendingRv > 0) {
-                    if (seen >= pendingRv) {
-                        pendingRv = -1;
-                    } else if (System.nanoTime() - pendingSince >= lagProbeInterval.toNanos()) {
-                        restart(seen);
-                    }
-                    return;
-                }
-                long news = newerThan(informer.lastSyncResourceVersion());
-                if (news > seen) {
-                    pendingRv = news;
-                    pendingSince = System.nanoTime();
-                }
-            } catch (RuntimeException e) {
-                LOG.debug("watch probe failed kind={} error={}", kind, e.toString());
-            }
-        }
-
-        /** The resource version of the first event after {@code from}, or -1 when none came within the probe time. */
-        private long newerThan(String from) {
-            CompletableFuture<Long> first = new CompletableFuture<>();
-            CompletableFuture<io.fabric8.kubernetes.client.Watch> open = CompletableFuture.supplyAsync(() ->
-                    resource.get().watch(new io.fabric8.kubernetes.api.model.ListOptionsBuilder().withResourceVersion(from)
-                            .withTimeoutSeconds(5L).build(), new io.fabric8.kubernetes.client.Watcher<T>() {
-                        @Override public void eventReceived(Action action, T obj) {
-                            if (action == Action.ADDED || action == Action.MODIFIED || action == Action.DELETED) {
-                                first.complete(rv(obj.getMetadata().getResourceVersion()));
-                            }
-                        }
-
-                        @Override public void onClose(io.fabric8.kubernetes.client.WatcherException cause) {
-                            // 410 Gone: the informer's version was compacted away; a live informer relists at once.
-                            first.complete(cause != null && cause.isHttpGone() ? rv(from) + 1 : -1L);
-                        }
-                    }));
-            try {
-                return first.get(3, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                return -1;
-            } finally {
-                // Closed as soon as it is open; the server's 5 s watch timeout bounds one that opens late.
-                open.thenAccept(io.fabric8.kubernetes.client.Watch::close);
-            }
-        }
-
-        private void restart(long seen) {
-            LOG.warn("watch stopped delivering kind={} resourceVersion={} api={}; replacing the informer", kind, seen, pendingRv);
-            pendingRv = -1;
-            SharedIndexInformer<T> old = informer;
-            KubernetesClient renewed = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-                    .withConfig(client.getConfiguration()).build();
-            replacements.add(renewed);
-            current = renewed;
-            SharedIndexInformer<T> fresh = resource.get().runnableInformer(resyncMs);
-            fresh.addEventHandler(handler);
-            informer = fresh;
-            // Closing the old informer waits on its dead connection: never on the probe thread.
-            CompletableFuture.runAsync(old::close);
-            fresh.start().toCompletableFuture().whenComplete((v, e) -> {
-                if (e != null) {
-                    LOG.debug("replacement informer did not start kind={} error={}", kind, e.toString());
-                    return;
-                }
-                java.util.Set<String> live = new java.util.HashSet<>();
-                for (T o : fresh.getStore().list()) live.add(o.getMetadata().getNamespace() + "/" + o.getMetadata().getName());
-                for (ObjectMeta m : known.apply(store.snapshot())) {
-                    if (!live.contains(m.namespace() + "/" + m.name())) delete.accept(m);
-                }
-                LOG.info("informer replaced kind={} objects={}", kind, live.size());
-            });
-        }
-    }
-
-    private static long rv(String s) {
-        try {
-            return s == null ? -1 : Long.parseLong(s);
-        } catch (NumberFormatException e) {
-            return -1;
-        }
-    }
-
-    /**
-     * Starts the informers. Services and EndpointSlices mark the store listed once their first list completes;
-     * the node and ServiceCIDR informers are best effort (a cluster without ServiceCIDR v1 just has none).
-     *
-     * @param resync how often informers re-deliver their cache (upstream's configSyncPeriod, 15 min)
-     */
-    public void start(String nodeName, Duration resync) {
-        long resyncMs = resync.toMillis();
-        WatchedKind<Service> svc = new WatchedKind<>("Service",
-                () -> current.services().inAnyNamespace()
-                        .withoutLabel(ProxyStateBuilder.PROXY_NAME_LABEL).withoutLabel(ProxyStateBuilder.HEADLESS_LABEL),
-                handler("Service", o -> store.upsertService(ApiObjects.service(o)), store::deleteService),
-                snap -> snap.services().stream().map(x -> x.meta()).toList(), store::deleteService, resyncMs);
-        WatchedKind<EndpointSlice> eps = new WatchedKind<>("EndpointSlice",
-                () -> current.discovery().v1().endpointSlices().inAnyNamespace()
-                        .withoutLabel(ProxyStateBuilder.PROXY_NAME_LABEL).withoutLabel(ProxyStateBuilder.HEADLESS_LABEL),
-                handler("EndpointSlice", o -> store.upsertEndpointSlice(ApiObjects.endpointSlice(o)), store::deleteEndpointSlice),
-                snap -> snap.endpointSlices().stream().map(x -> x.meta()).toList(), store::deleteEndpointSlice, resyncMs);
-        watched.add(svc);
-        watched.add(eps);
-        listed(svc.informer, "Service", store::servicesListed);
-        listed(eps.informer, "EndpointSlice", store::endpointSlicesListed);
+    /** Starts watching; returns at once, whether or not the server can be reached. */
+    public void start(String nodeName) {
+        store.awaitNodeAndServiceCidrs();
+        String notOtherProxies = ListWatch.labelSelector("!" + ProxyStateBuilder.PROXY_NAME_LABEL + ",!" + ProxyStateBuilder.HEADLESS_LABEL);
+        watch("Service", "api/v1/services", notOtherProxies, ApiObjects::service, list -> {
+            store.replaceServices(list);
+            if (!store.servicesAndSlicesListed()) store.servicesListed();
+            primaryListed();
+        }, store::upsertService, store::deleteService);
+        watch("EndpointSlice", "apis/discovery.k8s.io/v1/endpointslices", notOtherProxies, ApiObjects::endpointSlice, list -> {
+            store.replaceEndpointSlices(list);
+            if (!store.servicesAndSlicesListed()) store.endpointSlicesListed();
+            primaryListed();
+        }, store::upsertEndpointSlice, store::deleteEndpointSlice);
+        watch("Node", "api/v1/nodes", ListWatch.fieldSelector("metadata.name=" + nodeName), ApiObjects::node, list -> {
+            store.replaceNodes(list);
+            if (list.isEmpty()) LOG.warn("node object not found node={}; syncing without its labels and podCIDRs until it appears", nodeName);
+            store.nodesListed();
+        }, store::upsertNode, store::deleteNode);
+        watch("ServiceCIDR", "apis/networking.k8s.io/v1/servicecidrs", "", ApiObjects::serviceCidr, list -> {
+            store.replaceServiceCidrs(list);
+            store.serviceCidrsListed();
+        }, store::upsertServiceCidr, store::deleteServiceCidr);
         if (!lagProbeInterval.isZero()) {
             long ms = lagProbeInterval.toMillis();
-            prober.scheduleWithFixedDelay(() -> watched.forEach(WatchedKind::probe), ms, ms, TimeUnit.MILLISECONDS);
-        }
-        try {
-            informers.add(client.nodes().withField("metadata.name", nodeName)
-                    .inform(handler("Node", o -> store.upsertNode(ApiObjects.node(o)), store::deleteNode), resyncMs));
-        } catch (RuntimeException e) {
-            LOG.warn("node informer not started node={} error={}", nodeName, e.toString());
-        }
-        try {
-            informers.add(client.network().v1().serviceCIDRs()
-                    .inform(handler("ServiceCIDR", o -> store.upsertServiceCidr(ApiObjects.serviceCidr(o)), store::deleteServiceCidr), resyncMs));
-        } catch (RuntimeException e) {
-            // Before Kubernetes 1.33 there is no networking.k8s.io/v1 ServiceCIDR; the drop rule is then omitted.
-            LOG.info("serviceCIDR informer not started (unallocated ClusterIPs are not dropped) error={}", e.toString());
+            timer.scheduleWithFixedDelay(() -> watches.forEach(w -> w.probe(lagProbeInterval)), ms, ms, TimeUnit.MILLISECONDS);
         }
     }
 
-    private void listed(SharedIndexInformer<?> inf, String kind, Runnable mark) {
-        CompletableFuture<Void> f = inf.start().toCompletableFuture();
-        f.whenComplete((v, e) -> {
-            if (e == null) {
-                LOG.info("initial list complete kind={} objects={}", kind, inf.getStore().list().size());
-                mark.run();
+    /** Once Services and slices are in, the Node and ServiceCIDRs get a bounded time to follow. */
+    private void primaryListed() {
+        if (!store.servicesAndSlicesListed() || !waitStarted.compareAndSet(false, true)) return;
+        timer.schedule(() -> {
+            List<String> waiting = store.waitingFor();
+            if (waiting.isEmpty()) return;
+            LOG.warn("first sync proceeds without {} after waiting {} s; they are applied when they arrive", waiting, nodeWait.toSeconds());
+            if (waiting.contains("Node")) store.nodesListed();
+            if (waiting.contains("ServiceCIDRs")) store.serviceCidrsListed();
+        }, nodeWait.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private <T> void watch(String kind, String path, String selector, Function<JsonNode, T> decode, Consumer<List<T>> replace,
+                           Consumer<T> upsert, Consumer<ObjectMeta> delete) {
+        ListWatch<T> w = new ListWatch<>(kind, path, selector, api, reachability, new ListWatch.Sink<>() {
+            @Override public T decode(JsonNode object) { return decode.apply(object); }
+            @Override public void replace(List<T> objects) { replace.accept(objects); }
+            @Override public void upsert(T object) { upsert.accept(object); }
+            @Override public void delete(ObjectMeta meta) { delete.accept(meta); }
+
+            // A kind the server does not serve (ServiceCIDR before Kubernetes 1.33) must not hold the first sync back.
+            @Override public void notServed() { replace.accept(List.of()); }
+
+            @Override public void skipped(ObjectMeta meta, RuntimeException why) {
+                undecodable.incrementAndGet();
+                skippedListener.accept(kind);
+                delete.accept(meta);
+                String field = why instanceof ManifestFormatException m ? " field=" + m.field() : "";
+                LOG.warn("skipped kind={} object={}{} reason=\"{}\"", kind, meta.key(), field,
+                        why instanceof ManifestFormatException ? why.getMessage() : why.toString());
             }
         });
+        watches.add(w);
+        w.start();
     }
 
-    /** Objects that failed to decode so far (a metric). */
+    /** Objects that failed to decode so far. */
     public long undecodableObjects() { return undecodable.get(); }
 
-    private <T extends HasMetadata> ResourceEventHandler<T> handler(String kind, Consumer<JsonNode> upsert, Consumer<ObjectMeta> delete) {
-        return new ResourceEventHandler<>() {
-            @Override public void onAdd(T obj) { record(obj); }
-            @Override public void onUpdate(T oldObj, T newObj) { record(newObj); }
-            @Override public void onDelete(T obj, boolean finalStateUnknown) {
-                delete.accept(ObjectMeta.of(obj.getMetadata().getNamespace(), obj.getMetadata().getName()));
-            }
-
-            private void record(T obj) {
-                try {
-                    upsert.accept(json.readTree(client.getKubernetesSerialization().asJson(obj)));
-                } catch (ManifestFormatException e) {
-                    undecodable.incrementAndGet();
-                    // The object is dropped from the store so a stale good version does not linger.
-                    delete.accept(ObjectMeta.of(obj.getMetadata().getNamespace(), obj.getMetadata().getName()));
-                    LOG.warn("skipped kind={} object={}/{} field={} reason={}", kind, obj.getMetadata().getNamespace(),
-                            obj.getMetadata().getName(), e.field(), e.getMessage());
-                } catch (RuntimeException e) {
-                    undecodable.incrementAndGet();
-                    LOG.warn("skipped kind={} object={}/{} reason={}", kind, obj.getMetadata().getNamespace(),
-                            obj.getMetadata().getName(), e.toString());
-                }
-            }
-        };
-    }
+    /** Why the API server is not usable right now, by kind (empty when it is). */
+    public java.util.Map<String, String> problems() { return reachability.problems(); }
 
     @Override public void close() {
-        prober.shutdownNow();
-        watched.forEach(w -> w.informer.close());
-        informers.forEach(SharedIndexInformer::close);
-        replacements.forEach(KubernetesClient::close);
+        timer.shutdownNow();
+        watches.forEach(ListWatch::close);
     }
-
 }

@@ -65,6 +65,20 @@ class ProxyHealthTest {
     }
 
     @Test
+    void beforeTheFirstSyncLivezSaysAliveAndHealthzSaysNotYet() {
+        ManualClock c = new ManualClock();
+        ProxyHealth h = new ProxyHealth(c, Duration.ofSeconds(60), Set.of(IpFamily.IPV4));
+        h.node(node(false));
+        // Waiting for an API server that is not up yet: changes queue, nothing is synced, for longer than the timeout.
+        h.queued(IpFamily.IPV4);
+        c.advance(Duration.ofMinutes(5));
+        assertEquals(503, HealthResponses.healthz(h.status()).status());
+        assertEquals(200, HealthResponses.livez(h.status()).status(), "a restart would not make the API server appear");
+        h.updated(IpFamily.IPV4);
+        assertEquals(200, HealthResponses.healthz(h.status()).status());
+    }
+
+    @Test
     void healthzAlsoNeedsAnEligibleNodeButLivezDoesNot() {
         ManualClock c = new ManualClock();
         ProxyHealth h = new ProxyHealth(c, Duration.ofSeconds(60), Set.of(IpFamily.IPV4));

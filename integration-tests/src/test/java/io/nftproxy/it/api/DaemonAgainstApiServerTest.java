@@ -6,9 +6,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
-import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.demo.KernelNamespace;
@@ -23,6 +21,7 @@ import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.KubernetesSource;
+import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -296,13 +295,9 @@ class DaemonAgainstApiServerTest {
         daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, node.name(), true, TableLayout.DEFAULT), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
-            KubernetesClient kube = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kubeconfig))).build();
-            KubernetesSource src = new KubernetesSource(kube, store, LAG_PROBE);
-            src.start(NODE, config.configSyncPeriod());
-            return () -> {
-                src.close();
-                kube.close();
-            };
+            KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE);
+            src.start(NODE);
+            return src;
         });
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
     }

@@ -1,0 +1,351 @@
+package io.nftproxy.it.api;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.node.NodeSettings;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.render.TableLayout;
+import io.nftproxy.source.KubernetesSource;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.systemd.SdNotify;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Start-up and restart at a real cluster's size, against a real kube-apiserver holding 1,000 Services of two
+ * endpoints each (one EndpointSlice apiece) and this node's Node object:
+ * <ul>
+ *   <li>the first sync holds every Service and every slice — one transaction, nothing partial before it — and
+ *       /healthz says 503 until then;</li>
+ *   <li>a restart with the table in place sends no command at all, and a poller reading {@code service-ips} all
+ *       through the restart never sees a Service missing;</li>
+ *   <li>a daemon started while the API server is down, or with a CA that did not sign the server's certificate,
+ *       stays up (/livez 200, /healthz 503, the kernel untouched) and programs the cluster once it can reach it.</li>
+ * </ul>
+ */
+class StartAndRestartAgainstApiServerTest {
+    private static final String NODE = "node-1";
+    private static final String NS = "nftp-scale";
+    private static final int SERVICES = 1_000;
+    private static final Pattern DNAT_RULES = Pattern.compile("chain service-\\S+-" + NS + "/s\\d+/tcp/http \\{(.*?)\\n\\t\\}", Pattern.DOTALL);
+
+    private static ApiServerProcess api;
+    private static KubernetesClient admin;
+
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+    private KernelNamespace node;
+
+    @BeforeAll
+    static void startApiServerWithAThousandServices() throws Exception {
+        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
+        if (cause != null) System.out.println("SKIPPED StartAndRestartAgainstApiServerTest: " + cause);
+        Assumptions.assumeTrue(cause == null, cause);
+        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
+        admin = RealApiServerTest.client(api.adminKubeconfig());
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
+        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
+                .addToLabels("topology.kubernetes.io/zone", "zone-a").endMetadata().build()).create();
+        long t0 = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> creates = new ArrayList<>();
+            for (int i = 0; i < SERVICES; i++) {
+                int n = i;
+                creates.add(pool.submit(() -> {
+                    admin.services().inNamespace(NS).resource(new ServiceBuilder().withNewMetadata().withNamespace(NS).withName("s" + n)
+                            .endMetadata().withNewSpec().withType("ClusterIP").addNewPort().withName("http").withProtocol("TCP")
+                            .withPort(80).withNewTargetPort(8080).endPort().endSpec().build()).create();
+                    admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + n,
+                            "s" + n + "-1", 8080, List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
+                                    "10.252." + (n / 100) + "." + (n % 100 * 2 + 2)))).create();
+                    return null;
+                }));
+            }
+            for (Future<?> f : creates) f.get();
+        } finally {
+            pool.shutdownNow();
+        }
+        System.out.printf("created %d services x 2 endpoints through the API in %d ms%n", SERVICES, (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    @AfterAll
+    static void stopApiServer() throws IOException {
+        if (admin != null) admin.close();
+        if (api != null) api.close();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = cleanup.size() - 1; i >= 0; i--) cleanup.get(i).close();
+        if (node != null) node.close();
+        if (api != null && !api.apiServerRunning()) api.startApiServer();
+    }
+
+    // ---------------------------------------------------------------- tests
+
+    @Test
+    void theFirstSyncHoldsTheWholeClusterAndHealthzSaysNoBeforeIt() throws Exception {
+        node = KernelNamespace.create("start");
+        Counting nft = counting();
+        long t0 = System.nanoTime();
+        Started d = start(api.proxyKubeconfig(), nft);
+        List<Integer> beforeFirstSync = new ArrayList<>();
+        while (!d.daemon.awaitFirstSync(Duration.ofMillis(20))) {
+            beforeFirstSync.add(status(d, "/healthz"));
+            assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(60).toNanos(), "no first sync within 60 s");
+        }
+        long firstSyncMs = (System.nanoTime() - t0) / 1_000_000;
+        // Whatever ran as the first sync is in the kernel now; a partial first sync would show fewer endpoints here.
+        Map<String, Integer> endpoints = dnatCounts();
+        int transactionsAtFirstSync = nft.transactions(IpFamily.IPV4);
+        Thread.sleep(1_500);
+        System.out.printf("start: first sync %d ms after start; %d /healthz probes before it, all %s; %d commands in %d transaction(s)%n",
+                firstSyncMs, beforeFirstSync.size(), new java.util.TreeSet<>(beforeFirstSync), nft.commands.get(), transactionsAtFirstSync);
+
+        assertEquals(SERVICES, endpoints.size(), "services programmed by the first sync");
+        assertTrue(endpoints.values().stream().allMatch(n -> n == 2), "every service has both endpoints at the first sync");
+        assertEquals(1, transactionsAtFirstSync, "the first sync is one transaction for the IPv4 table");
+        assertEquals(1, nft.transactions(IpFamily.IPV4), "nothing was left for a second sync to add");
+        assertTrue(beforeFirstSync.stream().allMatch(s -> s == 503), "/healthz before the first sync: " + beforeFirstSync);
+        assertEquals(200, status(d, "/healthz"));
+    }
+
+    @Test
+    void aRestartWithTheTableInPlaceSendsNothingAndNeverLosesAService() throws Exception {
+        node = KernelNamespace.create("restart");
+        Started first = start(api.proxyKubeconfig(), counting());
+        assertTrue(first.daemon.awaitFirstSync(Duration.ofSeconds(60)), "first daemon synced");
+        // Ours, and the API server's own default/kubernetes when something wrote its slice.
+        awaitServiceIps(SERVICES, Duration.ofSeconds(30));
+        int expectedServiceIps = serviceIps();
+        String handles = node.nftOut("-a", "list", "table", "ip", "kube-proxy");
+
+        // A poller reads service-ips as fast as nft lists it, from before the old daemon stops until after the new
+        // one is healthy: the fewest Services it ever saw is what a packet could have met.
+        AtomicBoolean polling = new AtomicBoolean(true);
+        AtomicInteger fewest = new AtomicInteger(Integer.MAX_VALUE);
+        AtomicLong polls = new AtomicLong();
+        Thread poller = new Thread(() -> {
+            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+            while (polling.get() && System.nanoTime() < deadline) {
+                fewest.accumulateAndGet(serviceIps(), Math::min);
+                polls.incrementAndGet();
+            }
+        }, "service-ips-poller");
+        poller.start();
+        try {
+            Thread.sleep(300);
+            first.close();
+            long t0 = System.nanoTime();
+            Counting nft = counting();
+            Started second = start(api.proxyKubeconfig(), nft);
+            assertTrue(second.daemon.awaitFirstSync(Duration.ofSeconds(60)), "restarted daemon synced");
+            long healthy = (System.nanoTime() - t0) / 1_000_000;
+            Thread.sleep(1_500);
+            polling.set(false);
+            poller.join(10_000);
+            System.out.printf("restart: healthy %d ms after start; %d commands sent; fewest services seen in service-ips %d of %d over %d polls%n",
+                    healthy, nft.commands.get(), fewest.get(), expectedServiceIps, polls.get());
+            assertEquals(0, nft.commands.get(), "commands sent by the restarted daemon");
+            assertEquals(expectedServiceIps, fewest.get(), "fewest services in service-ips during the restart");
+            assertTrue(polls.get() > 5, "the poller ran");
+            assertEquals(handles, node.nftOut("-a", "list", "table", "ip", "kube-proxy"), "every rule kept its handle");
+        } finally {
+            polling.set(false);
+        }
+    }
+
+    @Test
+    void startedWhileTheApiServerIsDownItWaitsAndProgramsTheClusterOnceItIsUp() throws Exception {
+        node = KernelNamespace.create("down");
+        api.stopApiServer();
+        Started d = start(api.proxyKubeconfig(), counting());
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (d.source.problems().isEmpty() && System.nanoTime() < deadline) Thread.sleep(50);
+        Thread.sleep(3_000);
+        assertTrue(d.source.problems().values().stream().anyMatch(p -> p.contains("connection refused")), d.source.problems().toString());
+        assertEquals(200, status(d, "/livez"), "alive while waiting for the API server");
+        assertEquals(503, status(d, "/healthz"), "not healthy before the first sync");
+        assertFalse(node.nftOut("list", "tables").contains("kube-proxy"), "nothing programmed before the cluster is known");
+
+        long t0 = System.nanoTime();
+        api.startApiServer();
+        assertTrue(d.daemon.awaitFirstSync(Duration.ofSeconds(90)), "first sync after the API server came up");
+        System.out.printf("down at start: first sync %d ms after the API server was started%n", (System.nanoTime() - t0) / 1_000_000);
+        assertEquals(SERVICES, dnatCounts().size());
+        assertTrue(d.source.problems().isEmpty(), "recovered: " + d.source.problems());
+    }
+
+    @Test
+    void aWrongCaIsRetriedUntilTheKubeconfigsCaIsPutRight() throws Exception {
+        node = KernelNamespace.create("ca");
+        Path dir = Files.createTempDirectory("nftp-ca-");
+        cleanup.add(() -> deleteTree(dir));
+        LoopbackCertificates other = LoopbackCertificates.generate(dir.resolve("other"));
+        Path ca = dir.resolve("ca.crt");
+        Files.copy(other.caCert(), ca);
+        Path kubeconfig = dir.resolve("kubeconfig");
+        Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.caCertificate().toString(), ca.toString()));
+
+        Started d = start(kubeconfig, counting());
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (d.source.problems().isEmpty() && System.nanoTime() < deadline) Thread.sleep(50);
+        assertTrue(d.source.problems().values().stream().anyMatch(p -> p.contains("not trusted")), d.source.problems().toString());
+        assertEquals(200, status(d, "/livez"));
+        assertEquals(503, status(d, "/healthz"));
+
+        long t0 = System.nanoTime();
+        Files.copy(api.caCertificate(), ca, StandardCopyOption.REPLACE_EXISTING);
+        assertTrue(d.daemon.awaitFirstSync(Duration.ofSeconds(90)), "first sync once the CA is right");
+        System.out.printf("wrong CA: first sync %d ms after the CA file was put right%n", (System.nanoTime() - t0) / 1_000_000);
+        assertEquals(SERVICES, dnatCounts().size());
+    }
+
+    // ---------------------------------------------------------------- daemon
+
+    private record Started(ProxyDaemon daemon, KubernetesSource source) implements AutoCloseable {
+        @Override public void close() { daemon.close(); }
+    }
+
+    private Started start(Path kubeconfig, NftClient nft) throws Exception {
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        b.clusterCidrs = List.of(IpPrefix.parse("10.240.0.0/16"));
+        // Port 0 turns a server off, as in kube-proxy: take a free loopback port for /healthz.
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            b.healthzBindAddress = new InetSocketAddress("127.0.0.1", free.getLocalPort());
+        }
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.kubeconfig = kubeconfig;
+        ProxyConfig config = b.build().validate();
+        NodeSettings settings = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, node.name(), false, TableLayout.DEFAULT), nft,
+                OwnProcesses.thisProcess(), new SdNotify(Map.of()), Clock.systemUTC());
+        KubernetesSource[] source = new KubernetesSource[1];
+        daemon.start(store -> {
+            source[0] = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store);
+            source[0].start(NODE);
+            return source[0];
+        });
+        Started s = new Started(daemon, source[0]);
+        cleanup.add(s);
+        return s;
+    }
+
+    private Counting counting() throws IOException {
+        OwnProcesses own = OwnProcesses.thisProcess();
+        return new Counting(NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client());
+    }
+
+    /** The kernel client, counting what it is asked to apply. */
+    private static final class Counting implements NftClient {
+        final NftClient delegate;
+        final AtomicInteger commands = new AtomicInteger();
+        final Map<IpFamily, AtomicInteger> transactions = Map.of(IpFamily.IPV4, new AtomicInteger(), IpFamily.IPV6, new AtomicInteger());
+
+        Counting(NftClient delegate) { this.delegate = delegate; }
+
+        int transactions(IpFamily f) { return transactions.get(f).get(); }
+
+        @Override public void apply(Transaction tx) {
+            delegate.apply(tx);
+            if (tx.isEmpty()) return;
+            commands.addAndGet(tx.size());
+            transactions.get(tx.family()).incrementAndGet();
+        }
+
+        @Override public String listTableJson(IpFamily family) { return delegate.listTableJson(family); }
+        @Override public Capabilities capabilities() { return delegate.capabilities(); }
+        @Override public String describe() { return delegate.describe(); }
+        @Override public void close() { delegate.close(); }
+    }
+
+    private static int status(Started d, String path) throws Exception {
+        InetSocketAddress a = d.daemon.serverAddresses().get(0);
+        HttpResponse<Void> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + a.getPort() + path)).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding());
+        return r.statusCode();
+    }
+
+    // ---------------------------------------------------------------- kernel
+
+    /** DNAT rules per service chain of ours, by chain text. */
+    private Map<String, Integer> dnatCounts() throws IOException {
+        Map<String, Integer> out = new java.util.HashMap<>();
+        Matcher m = DNAT_RULES.matcher(node.listTableText(IpFamily.IPV4));
+        while (m.find()) {
+            int n = 0;
+            for (int i = m.group(1).indexOf("dnat to"); i >= 0; i = m.group(1).indexOf("dnat to", i + 1)) n++;
+            out.put(m.group(0).substring(0, m.group(0).indexOf(' ', 6)), n);
+        }
+        return out;
+    }
+
+    /** Elements of service-ips now, 0 when the map (or the table) is missing. */
+    private int serviceIps() {
+        try {
+            KernelNamespace.Result r = node.exec(Duration.ofSeconds(10), null, "nft", "list", "map", "ip", "kube-proxy", "service-ips");
+            if (!r.ok()) return 0;
+            int n = 0;
+            for (int i = r.stdout().indexOf(": goto service-"); i >= 0; i = r.stdout().indexOf(": goto service-", i + 1)) n++;
+            return n;
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    private void awaitServiceIps(int n, Duration limit) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (serviceIps() < n) {
+            if (System.nanoTime() > deadline) throw new AssertionError("service-ips holds " + serviceIps() + ", not " + n);
+            Thread.sleep(100);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (var s = Files.walk(root)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+}

@@ -1,0 +1,177 @@
+package io.nftproxy.source.api;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.internal.SSLUtils;
+
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLHandshakeException;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.UnknownHostException;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertificateException;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Objects;
+
+/**
+ * The connection to one kube-apiserver: its URL, credentials and TLS settings as a kubeconfig (or the pod's service
+ * account) gives them, and plain GETs whose bodies are streamed as they arrive. Reading a kubeconfig, with its
+ * relative paths, exec plugins and token files, is fabric8's {@link Config}; everything after that is the JDK's
+ * {@link HttpClient} and our own code, so no object ever goes through a client-side model.
+ *
+ * <p>Every request goes over HTTP/1.1: each watch then has its own connection, and a connection that dies silently
+ * takes one watch with it instead of all of them (HTTP/2 multiplexes them onto one). {@link #renew} starts a new
+ * client, for when the old one's pooled connections are suspected dead.
+ */
+public final class ApiServer {
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
+
+    private volatile Config config;
+    private final URI base;
+    private volatile HttpClient http;
+
+    private ApiServer(Config config) {
+        this.config = Objects.requireNonNull(config);
+        String url = config.getMasterUrl();
+        this.base = URI.create(url.endsWith("/") ? url : url + "/");
+        this.http = newClient(config);
+    }
+
+    /** From a kubeconfig file (relative certificate paths resolve against its directory). */
+    public static ApiServer fromKubeconfig(Path kubeconfig) {
+        File f = kubeconfig.toFile();
+        if (!f.canRead()) throw new IllegalArgumentException("kubeconfig " + kubeconfig + " cannot be read");
+        return new ApiServer(Config.fromKubeconfig(null, f));
+    }
+
+    /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
+    public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null)); }
+
+    public static ApiServer of(Config config) { return new ApiServer(config); }
+
+    /** The server's URL, as every log line about it names it. */
+    public String url() { return base.toString().replaceAll("/$", ""); }
+
+    /** Whether the configuration turned TLS verification off (insecure-skip-tls-verify). */
+    public boolean insecure() { return config.isTrustCerts(); }
+
+    /** A fresh HTTP client: the old one's pooled connections may be half-open. */
+    public void renew() { http = newClient(config); }
+
+    /** Re-reads the kubeconfig or service-account token (after a 401: a rotated token, an exec plugin's expiry). */
+    public void refreshCredentials() {
+        Config fresh = config.refresh();
+        if (fresh != null) {
+            config = fresh;
+            http = newClient(fresh);
+        }
+    }
+
+    /**
+     * A GET of {@code pathAndQuery} (relative to the server's URL); the body streams while it arrives and fails a
+     * read that waits longer than {@code idle}.
+     *
+     * @throws IOException when the server cannot be reached, refuses, or its certificate is not trusted
+     */
+    public HttpResponse<InputStream> get(String pathAndQuery, Duration idle) throws IOException, InterruptedException {
+        return get(pathAndQuery, RESPONSE_TIMEOUT, idle);
+    }
+
+    /** As {@link #get(String, Duration)}, with {@code headers} the longest wait for the response to begin. */
+    public HttpResponse<InputStream> get(String pathAndQuery, Duration headers, Duration idle) throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(pathAndQuery)).GET()
+                .timeout(headers)
+                .header("Accept", "application/json")
+                .header("User-Agent", "nftproxy");
+        String auth = authorization();
+        if (auth != null) b.header("Authorization", auth);
+        if (config.getImpersonateUsername() != null) b.header("Impersonate-User", config.getImpersonateUsername());
+        if (config.getImpersonateGroups() != null) for (String g : config.getImpersonateGroups()) b.header("Impersonate-Group", g);
+        return http.send(b.build(), StreamBody.handler(idle));
+    }
+
+    private String authorization() {
+        Config c = config;
+        String token = c.getOauthTokenProvider() != null ? c.getOauthTokenProvider().getToken() : null;
+        if (token == null) token = c.getOauthToken();
+        if (token == null) token = c.getAutoOAuthToken();
+        if (token != null && !token.isBlank()) return "Bearer " + token.strip();
+        if (c.getUsername() != null && c.getPassword() != null) {
+            return "Basic " + Base64.getEncoder().encodeToString((c.getUsername() + ":" + c.getPassword()).getBytes(StandardCharsets.UTF_8));
+        }
+        return null;
+    }
+
+    private static HttpClient newClient(Config config) {
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER);
+        if (config.getMasterUrl().startsWith("https:")) b.sslContext(sslContext(config));
+        return b.build();
+    }
+
+    private static SSLContext sslContext(Config config) {
+        try {
+            return SSLUtils.sslContext(config);
+        } catch (Exception e) {
+            throw new IllegalArgumentException("the kubeconfig's TLS material cannot be used: " + rootCause(e), e);
+        }
+    }
+
+    /**
+     * What went wrong talking to the server, in words an operator can act on: the innermost cause, named for what it
+     * means (refused, unresolvable, untrusted certificate, timeout) rather than the client's wrapper exception.
+     */
+    public static String rootCause(Throwable e) { return failure(e).detail(); }
+
+    /**
+     * A failure's category (what an operator does about it: the server is unreachable, its certificate is not
+     * trusted, ...) and its detail. Retries that fail the same way in slightly different words share a category,
+     * so the log does not repeat itself.
+     */
+    public record Failure(String category, String detail) {}
+
+    public static Failure failure(Throwable e) {
+        String d = describe(e);
+        String category;
+        if (d.startsWith("TLS: the server's certificate")) category = "untrusted";
+        else if (d.startsWith("connection refused") || d.startsWith("TLS handshake failed") || d.startsWith("connect timed out")
+                || d.startsWith("host name")) category = "unreachable";
+        else if (d.startsWith("no response") || d.startsWith("the API server sent nothing")) category = "silent";
+        else category = d;
+        return new Failure(category, d);
+    }
+
+    private static String describe(Throwable e) {
+        Throwable t = e;
+        boolean tls = false;
+        boolean untrusted = false;
+        while (true) {
+            if (t instanceof SSLHandshakeException) tls = true;
+            if (t instanceof CertPathBuilderException || t instanceof CertificateException) untrusted = true;
+            if (t.getCause() == null || t.getCause() == t) break;
+            t = t.getCause();
+        }
+        String msg = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+        if (untrusted) return "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")";
+        if (tls) return "TLS handshake failed (" + msg + ")";
+        if (t instanceof ConnectException || e instanceof ConnectException || t instanceof java.net.SocketException
+                || (t instanceof IOException && msg.contains("Connection reset"))) return "connection refused or unreachable (" + msg + ")";
+        if (t instanceof UnknownHostException) return "host name not resolvable (" + msg + ")";
+        if (t instanceof HttpConnectTimeoutException) return "connect timed out";
+        if (t instanceof HttpTimeoutException) return "no response in time";
+        if (t instanceof StreamBody.IdleTimeoutException) return msg;
+        return t.getClass().getSimpleName() + ": " + msg;
+    }
+}

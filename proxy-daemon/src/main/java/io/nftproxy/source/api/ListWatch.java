@@ -1,0 +1,405 @@
+package io.nftproxy.source.api;
+
+import io.nftproxy.cluster.ObjectMeta;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLEncoder;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+
+/**
+ * One watched kind, kept in step with the API server the way client-go's reflector does it: a paged list, handed
+ * over whole ({@link Sink#replace}, so objects deleted while nobody watched disappear), then a watch from the list's
+ * resource version whose events are decoded straight from the response stream, one object at a time. A 410 Gone
+ * lists again; any other failure is retried forever with capped exponential backoff, logged once per change of
+ * cause through {@link ApiReachability}. Nothing is ever removed from the sink because the server is unreachable.
+ *
+ * <p>The watch asks the server to end it after 5 to 10 minutes (randomised, so a fleet of nodes does not renew in
+ * step) and fails a read that waits longer than that: a connection that died without closing cannot hold updates
+ * back for longer. {@link #probe} finds such a watch sooner.
+ */
+public final class ListWatch<T> implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ListWatch.class);
+    private static final int PAGE = 500;
+    private static final Duration LIST_IDLE = Duration.ofSeconds(60);
+    static final Duration MIN_BACKOFF = Duration.ofMillis(500);
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    /** Where decoded objects go; called on this watch's own thread only. */
+    public interface Sink<T> {
+        /** Decodes one object; a {@link RuntimeException} skips it (logged and counted by the caller's code). */
+        T decode(JsonNode object);
+
+        /** Every object of the kind, after a list; the first call also means "listed". */
+        void replace(List<T> objects);
+
+        void upsert(T object);
+
+        void delete(ObjectMeta meta);
+
+        /** An object was skipped: it could not be decoded. It is removed, so no stale good version lingers. */
+        void skipped(ObjectMeta meta, RuntimeException why);
+
+        /** The server does not serve the kind at all (404 on the list). */
+        default void notServed() { }
+    }
+
+    private final String kind;
+    private final String path;
+    private final String selector;
+    private final ApiServer api;
+    private final ApiReachability reachability;
+    private final Sink<T> sink;
+    private final JsonMapper json = JsonMapper.builder().build();
+    private final Thread thread;
+    private volatile boolean running = true;
+    /** The resource version the watch continues from; null means "list first". */
+    private volatile String resourceVersion;
+    private volatile InputStream open;
+    private volatile boolean relistRequested;
+    private volatile boolean notServed;
+    private long lists;
+    // Lag probe state; probe thread only.
+    private long pendingRv = -1;
+    private long pendingSince;
+
+    /**
+     * @param path     the collection's path, e.g. {@code api/v1/services}
+     * @param selector the query's selectors, already encoded (e.g. {@code labelSelector=...}), or empty
+     */
+    public ListWatch(String kind, String path, String selector, ApiServer api, ApiReachability reachability, Sink<T> sink) {
+        this.kind = kind;
+        this.path = path;
+        this.selector = selector;
+        this.api = api;
+        this.reachability = reachability;
+        this.sink = sink;
+        this.thread = new Thread(this::loop, "watch-" + kind);
+        thread.setDaemon(true);
+    }
+
+    /** {@code labelSelector=...} for the given selector expression. */
+    public static String labelSelector(String expr) { return "labelSelector=" + URLEncoder.encode(expr, StandardCharsets.UTF_8); }
+
+    public static String fieldSelector(String expr) { return "fieldSelector=" + URLEncoder.encode(expr, StandardCharsets.UTF_8); }
+
+    public String kind() { return kind; }
+
+    public ListWatch<T> start() {
+        thread.start();
+        return this;
+    }
+
+    /** How many complete lists were delivered (the first one, then one per relist). */
+    public synchronized long lists() { return lists; }
+
+    /** The server does not serve this kind (404 on the list: an older Kubernetes); nothing is watched. */
+    public boolean notServed() { return notServed; }
+
+    private void loop() {
+        long backoff = MIN_BACKOFF.toMillis();
+        while (running) {
+            String during = resourceVersion == null ? "list" : "watch";
+            try {
+                if (resourceVersion == null) list();
+                if (notServed) return;
+                backoff = MIN_BACKOFF.toMillis();
+                watch();
+            } catch (Gone e) {
+                LOG.info("resource version too old kind={} resourceVersion={}; listing again", kind, resourceVersion);
+                resourceVersion = null;
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                if (!running) return;
+                if (relistRequested) {
+                    relistRequested = false;
+                    resourceVersion = null;
+                    continue;
+                }
+                ApiServer.Failure failure = e instanceof Status s ? new ApiServer.Failure("HTTP " + s.code, s.getMessage()) : ApiServer.failure(e);
+                // A rotated token, an expired exec credential, a CA file put right: read the kubeconfig again.
+                if ((e instanceof Status s && s.code == 401) || failure.category().equals("untrusted")) api.refreshCredentials();
+                reachability.failed(kind, during, failure, e, MAX_BACKOFF.toMillis());
+                try {
+                    Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = Math.min(backoff * 2, MAX_BACKOFF.toMillis());
+            }
+        }
+    }
+
+    private void list() throws IOException, InterruptedException {
+        List<T> objects = new ArrayList<>();
+        String cont = null;
+        String listRv = null;
+        while (running) {
+            String q = path + "?limit=" + PAGE + (selector.isEmpty() ? "" : "&" + selector)
+                    + (cont == null ? "" : "&continue=" + URLEncoder.encode(cont, StandardCharsets.UTF_8));
+            Page page;
+            try (InputStream body = request(q, LIST_IDLE)) {
+                if (notServed) return;
+                page = readList(body, objects);
+            } catch (Gone e) {
+                if (cont == null) throw e;
+                // The continue token expired between pages: the list starts over, from a new snapshot.
+                objects.clear();
+                cont = null;
+                listRv = null;
+                continue;
+            }
+            if (listRv == null) listRv = page.resourceVersion;
+            cont = page.cont == null || page.cont.isEmpty() ? null : page.cont;
+            if (cont == null) break;
+        }
+        if (!running) return;
+        sink.replace(objects);
+        synchronized (this) { lists++; }
+        resourceVersion = listRv;
+        reachability.ok(kind);
+        LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
+    }
+
+    private record Page(String resourceVersion, String cont) {}
+
+    private Page readList(InputStream body, List<T> into) throws IOException {
+        String rv = null;
+        String cont = null;
+        try (JsonParser p = json.createParser(body)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) throw new IOException("list response is not a JSON object");
+            while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+                String field = p.currentName();
+                JsonToken t = p.nextToken();
+                if ("metadata".equals(field) && t == JsonToken.START_OBJECT) {
+                    JsonNode m = p.readValueAsTree();
+                    rv = text(m, "resourceVersion");
+                    cont = text(m, "continue");
+                } else if ("items".equals(field) && t == JsonToken.START_ARRAY) {
+                    while (p.nextToken() == JsonToken.START_OBJECT) {
+                        JsonNode item = p.readValueAsTree();
+                        T decoded = decode(item);
+                        if (decoded != null) into.add(decoded);
+                    }
+                } else {
+                    p.skipChildren();
+                }
+            }
+        }
+        return new Page(rv, cont);
+    }
+
+    private void watch() throws IOException, InterruptedException {
+        int timeout = ThreadLocalRandom.current().nextInt(300, 601);
+        String q = path + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + timeout
+                + "&resourceVersion=" + URLEncoder.encode(resourceVersion, StandardCharsets.UTF_8)
+                + (selector.isEmpty() ? "" : "&" + selector);
+        try (InputStream body = request(q, Duration.ofSeconds(timeout + 30));
+             JsonParser p = json.createParser(body)) {
+            reachability.ok(kind);
+            while (running && p.nextToken() == JsonToken.START_OBJECT) {
+                JsonNode event = p.readValueAsTree();
+                handle(event);
+            }
+        }
+    }
+
+    private void handle(JsonNode event) throws Gone, Status {
+        String type = text(event, "type");
+        JsonNode object = event.get("object");
+        if (type == null || object == null || !object.isObject()) return;
+        switch (type) {
+            case "ADDED", "MODIFIED" -> {
+                T decoded = decode(object);
+                if (decoded != null) sink.upsert(decoded);
+            }
+            case "DELETED" -> sink.delete(meta(object));
+            case "BOOKMARK" -> { }
+            case "ERROR" -> {
+                int code = object.path("code").asInt(0);
+                if (code == 410) throw new Gone();
+                throw new Status(code, "watch ended with an error: HTTP " + code + " " + text(object, "message"));
+            }
+            default -> { return; }
+        }
+        String rv = text(object.path("metadata"), "resourceVersion");
+        if (rv != null) resourceVersion = rv;
+    }
+
+    private T decode(JsonNode object) {
+        try {
+            return sink.decode(object);
+        } catch (RuntimeException e) {
+            sink.skipped(meta(object), e);
+            return null;
+        }
+    }
+
+    /** Opens {@code q}; a non-200 answer becomes {@link Gone}, a 404 on a list marks the kind as not served. */
+    private InputStream request(String q, Duration idle) throws IOException, InterruptedException {
+        HttpResponse<InputStream> r = api.get(q, idle);
+        InputStream body = r.body();
+        if (r.statusCode() == 200) {
+            open = body;
+            if (!running || relistRequested) body.close();
+            return body;
+        }
+        String message;
+        try (body) {
+            message = statusMessage(body);
+        }
+        if (r.statusCode() == 410) throw new Gone();
+        if (r.statusCode() == 404 && resourceVersion == null) {
+            notServed = true;
+            reachability.ok(kind);
+            LOG.info("kind={} is not served by the API server (HTTP 404 on {}); not watched", kind, path);
+            sink.notServed();
+            return InputStream.nullInputStream();
+        }
+        throw new Status(r.statusCode(), "HTTP " + r.statusCode() + (message == null ? "" : ": " + message));
+    }
+
+    private String statusMessage(InputStream body) {
+        try {
+            byte[] b = body.readNBytes(16 * 1024);
+            JsonNode n = json.readTree(b);
+            return text(n, "message");
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /**
+     * Looks for a watch that stopped delivering without closing: a short watch from this one's resource version
+     * sees whether the server has an event past it; if this watch has still not delivered that event one probe
+     * later, it is dropped and the kind is listed again on a fresh connection (the fresh list also removes objects
+     * whose delete events were lost). Called from one probe thread at a fixed interval.
+     */
+    public void probe(Duration interval) {
+        try {
+            long seen = number(resourceVersion);
+            if (seen < 0 || notServed) return;
+            if (pendingRv > 0) {
+                if (seen >= pendingRv) {
+                    pendingRv = -1;
+                } else if (System.nanoTime() - pendingSince >= interval.toNanos()) {
+                    LOG.warn("watch stopped delivering kind={} resourceVersion={} api={}; listing again on a new connection",
+                            kind, seen, pendingRv);
+                    pendingRv = -1;
+                    relist();
+                }
+                return;
+            }
+            long next = firstEventAfter(resourceVersion);
+            if (next > seen) {
+                pendingRv = next;
+                pendingSince = System.nanoTime();
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("watch probe failed kind={} error={}", kind, e.toString());
+        }
+    }
+
+    /** Drops the current connection and lists again on a new client. */
+    void relist() {
+        api.renew();
+        relistRequested = true;
+        InputStream s = open;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // A stream that fails to close is abandoned all the same.
+            }
+        }
+    }
+
+    /** The resource version of the first event after {@code from}, or -1 when none came within a few seconds. */
+    private long firstEventAfter(String from) {
+        String q = path + "?watch=1&timeoutSeconds=2&resourceVersion=" + URLEncoder.encode(from, StandardCharsets.UTF_8)
+                + (selector.isEmpty() ? "" : "&" + selector);
+        try {
+            HttpResponse<InputStream> r = api.get(q, Duration.ofSeconds(3), Duration.ofSeconds(3));
+            try (InputStream body = r.body(); JsonParser p = json.createParser(body)) {
+                if (r.statusCode() == 410) return number(from) + 1;
+                if (r.statusCode() != 200) return -1;
+                while (p.nextToken() == JsonToken.START_OBJECT) {
+                    JsonNode event = p.readValueAsTree();
+                    String type = text(event, "type");
+                    if ("ERROR".equals(type) && event.path("object").path("code").asInt() == 410) return number(from) + 1;
+                    if ("ADDED".equals(type) || "MODIFIED".equals(type) || "DELETED".equals(type)) {
+                        return number(text(event.path("object").path("metadata"), "resourceVersion"));
+                    }
+                }
+            }
+        } catch (java.net.http.HttpTimeoutException | StreamBody.IdleTimeoutException e) {
+            // The pooled connection it went out on is probably dead: the next probe (and relist) starts clean.
+            api.renew();
+            return -1;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return -1;
+    }
+
+    private static ObjectMeta meta(JsonNode object) {
+        JsonNode m = object.path("metadata");
+        return ObjectMeta.of(text(m, "namespace"), text(m, "name"));
+    }
+
+    private static String text(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v == null || !v.isString() ? null : v.asString();
+    }
+
+    private static long number(String rv) {
+        try {
+            return rv == null ? -1 : Long.parseLong(rv);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** The resource version asked for is gone (compacted): list again. */
+    private static final class Gone extends IOException {
+        Gone() { super("410 Gone"); }
+    }
+
+    /** The server answered, but not with what was asked (401, 403, 500, ...). */
+    private static final class Status extends IOException {
+        final int code;
+
+        Status(int code, String message) {
+            super(message);
+            this.code = code;
+        }
+    }
+
+    @Override public void close() {
+        running = false;
+        thread.interrupt();
+        InputStream s = open;
+        if (s != null) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // Closing on shutdown: nothing to do about a failure.
+            }
+        }
+    }
+}
