@@ -5,6 +5,8 @@
 #
 #   integration-tests/apiserver/build.sh            # build once, print the bin directory
 #   K8S_VERSION=v1.36.3 NFTPROXY_TEST_CACHE=/x ...  # override release / cache root
+#   integration-tests/apiserver/build.sh kube-proxy # other k8s.io/kubernetes commands instead (the side-by-side
+#                                                   # benchmark's upstream kube-proxy), into the same bin directory
 #
 # Idempotent: when both binaries already exist and answer --version, it only prints the directory.
 # The last line of stdout is always the bin directory (callers read it).
@@ -35,12 +37,27 @@ fail() { [[ $BASHPID == "$$" ]] && log "FAILED during: $step"; exit 1; }
 json_error() { printf '%s' "$1" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p'; }
 trap fail ERR
 
+# Other commands of k8s.io/kubernetes, when named: built from the same throwaway module, without etcd.
+COMMANDS=("$@")
+for c in "${COMMANDS[@]}"; do
+  [[ "$c" =~ ^kube-[a-z-]+$ ]] || { log "not a k8s.io/kubernetes command: $c"; exit 2; }
+done
+
 binaries_ok() {
+  if ((${#COMMANDS[@]})); then
+    for c in "${COMMANDS[@]}"; do "$BIN/$c" --version >/dev/null 2>&1 || return 1; done
+    return 0
+  fi
   [[ -x "$BIN/kube-apiserver" && -x "$BIN/etcd" ]] \
     && "$BIN/kube-apiserver" --version >/dev/null 2>&1 \
     && "$BIN/etcd" --version >/dev/null 2>&1
 }
 
+if ((${#COMMANDS[@]})) && binaries_ok; then
+  log "cached: ${COMMANDS[*]} $K8S_VERSION"
+  echo "$BIN"
+  exit 0
+fi
 if binaries_ok; then
   log "cached: $("$BIN/kube-apiserver" --version), etcd $("$BIN/etcd" --version | sed -n 's/^etcd Version: //p')"
   echo "$BIN"
@@ -100,14 +117,14 @@ step="writing the throwaway kube-apiserver module"
 } > go.mod
 replaces=$(grep -c '=> k8s.io/' go.mod || true)
 [[ "$replaces" -gt 10 ]] || { log "only $replaces staging replace lines generated from $kube_gomod"; false; }
-cat > tools.go <<'EOF'
-//go:build tools
-
-// Pins the kube-apiserver main package into this module's dependency graph.
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-EOF
+{
+  echo "//go:build tools"
+  echo
+  echo "// Pins the main packages built here into this module's dependency graph."
+  echo "package tools"
+  echo
+  for c in kube-apiserver "${COMMANDS[@]}"; do echo "import _ \"k8s.io/kubernetes/cmd/$c\""; done
+} > tools.go
 
 step="resolving kube-apiserver's dependencies (go mod tidy)"
 log "$step, $replaces staging replace lines"
@@ -121,6 +138,21 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION \
  -X k8s.io/component-base/version.gitTreeState=clean \
  -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION \
  -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+
+if ((${#COMMANDS[@]})); then
+  for c in "${COMMANDS[@]}"; do
+    step="compiling $c (go build -p $PARALLEL)"
+    log "$step"
+    t0=$(date +%s)
+    nice -n 10 go build -p "$PARALLEL" -trimpath -ldflags="$ldflags" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c"
+    mv "$BIN/$c.tmp" "$BIN/$c"
+    log "$c built in $(( $(date +%s) - t0 )) s"
+  done
+  binaries_ok || { log "a built binary does not answer --version"; false; }
+  [[ -n "${NFTPROXY_KEEP_GO_CACHE:-}" ]] || rm -rf "$GOCACHE"
+  echo "$BIN"
+  exit 0
+fi
 
 step="compiling kube-apiserver (go build -p $PARALLEL)"
 log "$step; this is the long part"

@@ -29,9 +29,15 @@ final class ApiRelay implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicLong epoch = new java.util.concurrent.atomic.AtomicLong();
     private final List<Socket> held = new CopyOnWriteArrayList<>();
 
-    ApiRelay(URI apiServer) throws IOException {
+    ApiRelay(URI apiServer) throws IOException { this(apiServer, new ServerSocket(0, 50, InetAddress.getLoopbackAddress())); }
+
+    /**
+     * Relays from a listener of the caller's: one bound inside a network namespace gives a process there the API
+     * server on its own loopback, with no link between the namespaces (the bytes cross in this JVM).
+     */
+    ApiRelay(URI apiServer, ServerSocket listener) {
         this.upstream = new InetSocketAddress(apiServer.getHost(), apiServer.getPort());
-        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        this.listener = listener;
         this.acceptor = new Thread(this::acceptLoop, "api-relay-accept");
         acceptor.setDaemon(true);
         acceptor.start();

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# nftproxy and upstream kube-proxy side by side against one real kube-apiserver (run as root):
+#
+#   benchmarks/side-by-side.sh                 # N = 1000 and 10000 Services x 2 endpoints
+#   benchmarks/side-by-side.sh 1000            # one size
+#   PROXIES=nftproxy benchmarks/side-by-side.sh 1000
+#
+# Builds (once, cached under ~/.cache/nftproxy) kube-apiserver, etcd and kube-proxy at the pinned release from the
+# Go module proxy, builds nftproxy's jar, then runs integration-tests' SideBySideBench: each proxy as its own
+# process in a fresh network namespace, one at a time. Results print as table rows (lines starting "RESULT").
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sizes="${1:-1000,10000}"
+cd "$root"
+integration-tests/apiserver/build.sh >/dev/null
+bin="$(integration-tests/apiserver/build.sh kube-proxy | tail -1)"
+./mvnw -B -q -ntp -DskipTests package -pl proxy-daemon -am
+./mvnw -B -ntp test -pl integration-tests -am -Dtest=SideBySideBench -Dsurefire.failIfNoSpecifiedTests=false \
+    -Dbench.sizes="$sizes" -Dbench.proxies="${PROXIES:-kube-proxy,nftproxy}" -Dbench.kubeProxy="$bin/kube-proxy" \
+    -Dbench.jar="$root/proxy-daemon/target/nftproxy.jar" -Dbench.launcher="$root/nftproxy" \
+    | grep -E '^(RESULT|populated|side by side|proxy \||[a-z-]+ \| [0-9])' 

@@ -1,0 +1,333 @@
+package io.nftproxy.it.api;
+
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.NetnsThread;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * nftproxy and upstream kube-proxy (nftables mode), side by side against one real kube-apiserver, measured from
+ * outside as an operator would: each proxy runs as its own process in a fresh network namespace, reaches the API
+ * server through a relay listening on that namespace's loopback (nothing links the namespaces), and is measured by
+ * what the kernel holds and what {@code /proc} says. One proxy at a time. Not part of {@code verify}: it runs only
+ * when {@code -Dbench.sizes=1000,10000} is given (see benchmarks/side-by-side.sh, which also builds kube-proxy).
+ *
+ * <p>Per size N (Services of two endpoints, one EndpointSlice each) and proxy: process start to table complete
+ * (every Service in {@code service-ips}), CPU until then (own and reaped children, i.e. kube-proxy's nft runs), peak
+ * and steady RSS, one endpoint change API write to kernel (p50/p90/max of 20), one Service added, and a restart with
+ * the table in place (time to /healthz 200, kernel changes seen by {@code nft monitor}, fewest Services in
+ * {@code service-ips} seen by a poller).
+ */
+class SideBySideBench {
+    private static final String NODE = "node-1";
+    private static final String NS = "nftp-bench";
+    private static final int CHANGES = 20;
+
+    @Test
+    void sideBySide() throws Exception {
+        String sizes = System.getProperty("bench.sizes");
+        Assumptions.assumeTrue(sizes != null, "a benchmark: run with -Dbench.sizes=1000,10000 (benchmarks/side-by-side.sh)");
+        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
+        Assumptions.assumeTrue(cause == null, cause);
+        Path kubeProxy = Path.of(System.getProperty("bench.kubeProxy", ApiServerBinaries.binDir().resolve("kube-proxy").toString()));
+        Path jar = Path.of(System.getProperty("bench.jar", "../proxy-daemon/target/nftproxy.jar")).toAbsolutePath();
+        List<String> proxies = Arrays.asList(System.getProperty("bench.proxies", "kube-proxy,nftproxy").split(","));
+        StringBuilder report = new StringBuilder();
+        for (String size : sizes.split(",")) {
+            int n = Integer.parseInt(size.strip());
+            try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
+                 KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig())) {
+                populate(admin, n);
+                for (String p : proxies) {
+                    List<String> cmd = p.equals("kube-proxy") ? kubeProxyCommand(kubeProxy) : nftproxyCommand(jar);
+                    Result r = measure(api, admin, p, cmd, n);
+                    System.out.println("RESULT " + r.line());
+                    report.append(r.line()).append('\n');
+                }
+            }
+        }
+        System.out.println("\nside by side:\n" + Result.HEADER + "\n" + report);
+    }
+
+    // ---------------------------------------------------------------- proxies
+
+    private static final int HEALTHZ = 10256;
+
+    private static List<String> kubeProxyCommand(Path binary) {
+        return List.of(binary.toString(), "--proxy-mode=nftables", "--kubeconfig=KUBECONFIG", "--hostname-override=" + NODE,
+                "--cluster-cidr=10.240.0.0/16", "--healthz-bind-address=127.0.0.1:" + HEALTHZ,
+                "--metrics-bind-address=127.0.0.1:10249", "--conntrack-max-per-core=0", "--v=0");
+    }
+
+    private static List<String> nftproxyCommand(Path jar) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("bench.launcher", "../nftproxy")).toAbsolutePath().toString()));
+        cmd.addAll(List.of("run", "--kubeconfig", "KUBECONFIG", "--hostname-override", NODE, "--cluster-cidr", "10.240.0.0/16",
+                "--healthz-bind-address", "127.0.0.1:" + HEALTHZ, "--metrics-bind-address", "127.0.0.1:10249"));
+        return cmd;
+    }
+
+    record Result(String proxy, int n, long completeMs, double cpuOwn, double cpuChildren, long peakRssMb, long steadyRssMb,
+                  long p50, long p90, long max, long addMs, long restartHealthyMs, long restartChanges, int fewest, int expected) {
+        static final String HEADER = "proxy | N | table complete | CPU own + children | peak RSS | steady RSS | endpoint change p50/p90/max | add a Service | restart: healthy, kernel changes, fewest services seen";
+
+        String line() {
+            return String.format(Locale.ROOT, "%s | %d | %.1f s | %.1f s + %.1f s | %d MB | %d MB | %d / %d / %d ms | %d ms | %.1f s, %d, %d of %d",
+                    proxy, n, completeMs / 1000.0, cpuOwn, cpuChildren, peakRssMb, steadyRssMb, p50, p90, max, addMs,
+                    restartHealthyMs / 1000.0, restartChanges, fewest, expected);
+        }
+    }
+
+    private Result measure(ApiServerProcess api, KubernetesClient admin, String name, List<String> template, int n) throws Exception {
+        try (KernelNamespace node = KernelNamespace.create("bench");
+             NetnsThread inNode = NetnsThread.start(node.name())) {
+            node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
+            ServerSocket listener = inNode.call(() -> new ServerSocket(0, 200, InetAddress.getLoopbackAddress()));
+            try (ApiRelay relay = new ApiRelay(api.url(), listener)) {
+                Path kubeconfig = Files.createTempFile("nftp-bench-", ".kubeconfig");
+                Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), relay.url().toString()));
+                List<String> cmd = template.stream().map(a -> a.replace("KUBECONFIG", kubeconfig.toString())).toList();
+                int expected = n;
+
+                long t0 = System.nanoTime();
+                Process p = start(node, cmd, name);
+                long completeMs = -1;
+                long deadline = System.nanoTime() + Duration.ofMinutes(15).toNanos();
+                while (System.nanoTime() < deadline && p.isAlive()) {
+                    if (serviceIps(node) >= expected) {
+                        completeMs = (System.nanoTime() - t0) / 1_000_000;
+                        break;
+                    }
+                    Thread.sleep(100);
+                }
+                if (completeMs < 0) throw new AssertionError(name + " never completed the table; alive=" + p.isAlive());
+                double[] cpu = cpuSeconds(p.pid());
+                Thread.sleep(10_000);
+                long steady = rssMb(p.pid(), "VmRSS");
+
+                // Endpoint changes: the second endpoint of service sK moves to a new address.
+                List<Long> lat = new ArrayList<>();
+                for (int i = 0; i < CHANGES; i++) {
+                    int k = (i * 37) % n;
+                    String ip = "10.253." + (i / 200) + "." + (i % 200 + 1);
+                    String chain = serviceChain(node, "s" + k);
+                    long w = System.nanoTime();
+                    EndpointSlice moved = DaemonAgainstApiServerTest.slice(NS, "s" + k, "s" + k + "-1", 8080, List.of(endpoint(k, 1), ip));
+                    admin.discovery().v1().endpointSlices().inNamespace(NS).resource(moved).update();
+                    lat.add(awaitInChain(node, chain, ip, Duration.ofSeconds(120), w));
+                    Thread.sleep(200);
+                }
+                lat.sort(null);
+
+                long a0 = System.nanoTime();
+                String cip = admin.services().inNamespace(NS).resource(service("added-" + name)).create().getSpec().getClusterIP();
+                admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "added-" + name,
+                        "added-" + name + "-1", 8080, List.of("10.254.0.1", "10.254.0.2"))).create();
+                long addMs = -1;
+                for (long d = System.nanoTime() + Duration.ofSeconds(120).toNanos(); System.nanoTime() < d; ) {
+                    if (node.exec(Duration.ofSeconds(10), null, "nft", "get", "element", "ip", "kube-proxy", "service-ips",
+                            "{ " + cip + " . tcp . 80 }").ok()) {
+                        addMs = (System.nanoTime() - a0) / 1_000_000;
+                        break;
+                    }
+                    Thread.sleep(5);
+                }
+                expected = serviceIps(node);
+                long peak = rssMb(p.pid(), "VmHWM");
+
+                // Restart with the table in place, under a poller and nft monitor.
+                Process monitor = new ProcessBuilder("ip", "netns", "exec", node.name(), "nft", "monitor", "tables", "chains", "rules", "sets", "elements")
+                        .redirectErrorStream(true).start();
+                AtomicLong changes = new AtomicLong();
+                AtomicBoolean counting = new AtomicBoolean(false);
+                Thread reader = new Thread(() -> {
+                    try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(monitor.getInputStream(), StandardCharsets.UTF_8))) {
+                        String line;
+                        while ((line = in.readLine()) != null) if (counting.get() && !line.isBlank()) changes.incrementAndGet();
+                    } catch (IOException ignored) {
+                        // monitor ended
+                    }
+                }, "monitor-reader");
+                reader.start();
+                AtomicInteger fewest = new AtomicInteger(Integer.MAX_VALUE);
+                AtomicBoolean polling = new AtomicBoolean(true);
+                Thread poller = new Thread(() -> {
+                    long end = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+                    while (polling.get() && System.nanoTime() < end) fewest.accumulateAndGet(serviceIps(node), Math::min);
+                }, "poller");
+                Thread.sleep(500);
+                counting.set(true);
+                poller.start();
+                p.destroy();
+                p.waitFor();
+                long r0 = System.nanoTime();
+                Process again = start(node, cmd, name + "-restarted");
+                long healthyMs = -1;
+                for (long d = System.nanoTime() + Duration.ofMinutes(10).toNanos(); System.nanoTime() < d && again.isAlive(); ) {
+                    if (healthz(inNode) == 200) {
+                        healthyMs = (System.nanoTime() - r0) / 1_000_000;
+                        break;
+                    }
+                    Thread.sleep(20);
+                }
+                Thread.sleep(5_000);
+                polling.set(false);
+                poller.join(30_000);
+                counting.set(false);
+                monitor.destroy();
+                again.destroy();
+                again.waitFor();
+                Files.deleteIfExists(kubeconfig);
+                // The next proxy starts from an empty namespace.
+                node.exec(Duration.ofSeconds(30), null, "nft", "flush", "ruleset");
+                admin.services().inNamespace(NS).withName("added-" + name).delete();
+                admin.discovery().v1().endpointSlices().inNamespace(NS).withName("added-" + name + "-1").delete();
+                restoreSlices(admin, lat.size(), n);
+                return new Result(name, n, completeMs, cpu[0], cpu[1], peak, steady, lat.get(lat.size() / 2),
+                        lat.get((int) Math.ceil(lat.size() * 0.9) - 1), lat.get(lat.size() - 1), addMs, healthyMs, changes.get(),
+                        fewest.get(), expected);
+            }
+        }
+    }
+
+    private static Process start(KernelNamespace node, List<String> cmd, String log) throws IOException {
+        List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", node.name()));
+        full.addAll(cmd);
+        Path out = Path.of(System.getProperty("java.io.tmpdir"), "nftp-bench-" + log + ".log");
+        return new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+    }
+
+    /** utime+stime and cutime+cstime of a process, in seconds (USER_HZ 100). */
+    private static double[] cpuSeconds(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        double own = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
+        double children = (Long.parseLong(f[13]) + Long.parseLong(f[14])) / 100.0;
+        return new double[] {own, children};
+    }
+
+    private static long rssMb(long pid, String field) throws IOException {
+        for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (l.startsWith(field + ":")) return Long.parseLong(l.replaceAll("\\D", "")) / 1024;
+        }
+        return -1;
+    }
+
+    private static int serviceIps(KernelNamespace node) {
+        try {
+            KernelNamespace.Result r = node.exec(Duration.ofSeconds(60), null, "nft", "list", "map", "ip", "kube-proxy", "service-ips");
+            if (!r.ok()) return 0;
+            int c = 0;
+            for (int i = r.stdout().indexOf(": goto service-"); i >= 0; i = r.stdout().indexOf(": goto service-", i + 1)) c++;
+            return c;
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    private static String serviceChain(KernelNamespace node, String service) throws IOException {
+        String suffix = "-" + NS + "/" + service + "/tcp/http";
+        for (String l : node.nftOut("list", "chains", "ip").split("\n")) {
+            l = l.strip();
+            if (l.startsWith("chain service-") && l.contains(suffix + " ")) return l.substring(6, l.indexOf(' ', 6));
+        }
+        throw new IllegalStateException("no chain for " + service);
+    }
+
+    private static long awaitInChain(KernelNamespace node, String chain, String ip, Duration limit, long since) throws Exception {
+        long d = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < d) {
+            KernelNamespace.Result r = node.exec(Duration.ofSeconds(10), null, "nft", "list", "chain", "ip", "kube-proxy", chain);
+            if (r.ok() && r.stdout().contains(ip)) return (System.nanoTime() - since) / 1_000_000;
+            Thread.sleep(2);
+        }
+        throw new AssertionError(ip + " never reached " + chain);
+    }
+
+    private static int healthz(NetnsThread inNode) {
+        try {
+            return inNode.call(() -> {
+                try (Socket s = new Socket()) {
+                    s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), HEALTHZ), 1_000);
+                    s.setSoTimeout(2_000);
+                    OutputStream o = s.getOutputStream();
+                    o.write("GET /healthz HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                    o.flush();
+                    InputStream in = s.getInputStream();
+                    String status = new String(in.readNBytes(12), StandardCharsets.US_ASCII);
+                    return Integer.parseInt(status.substring(9, 12));
+                }
+            });
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    // ---------------------------------------------------------------- cluster
+
+    private static String endpoint(int k, int which) { return "10.252." + (k / 100) + "." + (k % 100 * 2 + which); }
+
+    private static io.fabric8.kubernetes.api.model.Service service(String name) {
+        return new ServiceBuilder().withNewMetadata().withNamespace(NS).withName(name).endMetadata().withNewSpec()
+                .withType("ClusterIP").addNewPort().withName("http").withProtocol("TCP").withPort(80).withNewTargetPort(8080)
+                .endPort().endSpec().build();
+    }
+
+    private static void populate(KubernetesClient admin, int n) throws Exception {
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
+        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
+        long t0 = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            List<Future<?>> creates = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                creates.add(pool.submit(() -> {
+                    admin.services().inNamespace(NS).resource(service("s" + k)).create();
+                    admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + k,
+                            "s" + k + "-1", 8080, List.of(endpoint(k, 1), endpoint(k, 2)))).create();
+                    return null;
+                }));
+            }
+            for (Future<?> f : creates) f.get();
+        } finally {
+            pool.shutdownNow();
+        }
+        System.out.printf("populated %d services x 2 endpoints in %d s%n", n, (System.nanoTime() - t0) / 1_000_000_000);
+    }
+
+    /** Puts the slices the endpoint changes moved back, so the next proxy starts from the same cluster. */
+    private static void restoreSlices(KubernetesClient admin, int changes, int n) {
+        for (int i = 0; i < changes; i++) {
+            int k = (i * 37) % n;
+            admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + k,
+                    "s" + k + "-1", 8080, List.of(endpoint(k, 1), endpoint(k, 2)))).update();
+        }
+    }
+}
