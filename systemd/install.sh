@@ -96,7 +96,9 @@ launcher() {
 #!/bin/sh
 # nftproxy launcher, installed by systemd/install.sh. exec, not fork: the unit's NotifyAccess=main accepts sd_notify
 # messages only from the main process, which must therefore be the JVM itself.
-exec "${JAVA:-java}" ${NFTPROXY_JAVA_OPTS:-} -jar /usr/local/lib/nftproxy/nftproxy.jar "$@"
+# Defaults for a small long-running daemon (docs/benchmarks.md); NFTPROXY_JAVA_OPTS overrides any of them.
+exec "${JAVA:-java}" -XX:+UseSerialGC -Xms16m -Xmx1g -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 \
+    -XX:TieredStopAtLevel=1 -Xss512k ${NFTPROXY_JAVA_OPTS:-} -jar /usr/local/lib/nftproxy/nftproxy.jar "$@"
 LAUNCHER
 }
 
