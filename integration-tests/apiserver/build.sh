@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver and etcd from the Go module proxy into a cache directory outside the clone,
 # so integration tests can run against a real API server. Nothing here is downloaded from GitHub or
-# dl.k8s.io: only proxy.golang.org (or $GOPROXY) is needed.
+# Kubernetes' release downloads: only the Go module proxy (GOPROXY) is needed.
 #
 #   integration-tests/apiserver/build.sh            # build once, print the bin directory
 #   K8S_VERSION=v1.36.3 NFTPROXY_TEST_CACHE=/x ...  # override release / cache root

@@ -132,7 +132,9 @@ class StartAndRestartAgainstApiServerTest {
         Started d = start(api.proxyKubeconfig(), nft);
         List<Integer> beforeFirstSync = new ArrayList<>();
         while (!d.daemon.awaitFirstSync(Duration.ofMillis(20))) {
-            beforeFirstSync.add(status(d, "/healthz"));
+            int status = status(d, "/healthz");
+            // A probe the first sync overtook proves nothing either way.
+            if (!d.daemon.awaitFirstSync(Duration.ZERO)) beforeFirstSync.add(status);
             assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(60).toNanos(), "no first sync within 60 s");
         }
         long firstSyncMs = (System.nanoTime() - t0) / 1_000_000;
