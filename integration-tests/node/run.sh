@@ -39,6 +39,8 @@ T_START=$(date +%s)
 
 # ---- binaries ------------------------------------------------------------------------------------------------
 export PATH="$PATH:/usr/local/go/bin"
+STOP_AFTER="${NODE_STOP_AFTER:-}"   # "namespaces": set up and tear down the namespaces and cgroups only (no binaries)
+if [[ "$STOP_AFTER" != namespaces ]]; then
 APIBIN="$("$HERE/../apiserver/build.sh" | tail -1)"
 NODEDIR="$("$HERE/build.sh" | tail -1)"
 BIN="$NODEDIR/bin"; IMG="$NODEDIR/images"; CNIBIN="$NODEDIR/cni-bin"
@@ -46,6 +48,7 @@ for b in "$APIBIN/etcd" "$APIBIN/kube-apiserver" "$BIN/kubelet" "$BIN/kube-contr
          "$BIN/kubectl" "$BIN/e2e.test" "$CNIBIN/bridge" /usr/bin/containerd /usr/bin/ctr /usr/sbin/runc; do
   [[ -x "$b" ]] || { log "missing $b"; exit 2; }
 done
+fi
 T_BUILT=$(date +%s)
 
 # ---- teardown: pods, proxy, kubelet, runtime, control plane, mounts, cgroups, namespace ------------------------
@@ -62,12 +65,14 @@ cg_pids() { local d; for d in $(cg_dirs); do find "$d" -name cgroup.procs -exec 
 teardown() {
   local rc=$?
   trap - EXIT INT TERM ERR
-  set +e
+  set +eu
   log "teardown (exit $rc)"
-  if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
+  if [[ -n "$HOLDER" && -n "${BIN:-}" ]] && kill -0 "$HOLDER" 2>/dev/null && [[ -f "$WORK/admin.kubeconfig" ]]; then
     # Deleting the pods through the API lets the kubelet run CNI DEL for each; bounded.
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete deployment -n kube-system coredns --wait=false >/dev/null 2>&1
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete pods --all -A --grace-period=1 --timeout=60s >/dev/null 2>&1
+  fi
+  if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
     for name in proxy kubelet containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
       local f="$WORK/$name.pid"
       [[ -f $f ]] || continue
@@ -88,7 +93,7 @@ teardown() {
   done
   [[ -n "$(cg_dirs)" ]] && log "WARNING: cgroups left: $(cg_dirs | tr '\n' ' ')"
   ip netns del "$NS" 2>/dev/null
-  rmdir /run/containerd 2>/dev/null
+  [[ -n "${MADE_RUN_CTD:-}" ]] && rmdir /run/containerd 2>/dev/null
   rm -rf "$ETCD_DIR"
   if [[ -n "${NODE_KEEP_WORK:-}" ]]; then log "work dir kept: $WORK"; else
     [[ -n "${E2E_REPORT_DIR:-}" ]] && mkdir -p "$E2E_REPORT_DIR" && cp -r "$LOGS" "$E2E_REPORT_DIR/node-logs" 2>/dev/null
@@ -113,10 +118,11 @@ ip -n "$NS" addr add "$NODE_IP/24" dev eth0
 ip -n "$NS" link set eth0 up
 ip -n "$NS" link set eth0p up
 ip -n "$NS" route add default via 10.200.0.254 dev eth0 onlink
-mkdir -p /run/containerd
+MADE_RUN_CTD=""; [[ -d /run/containerd ]] || { mkdir /run/containerd; MADE_RUN_CTD=1; }
 setsid nsenter --net="/run/netns/$NS" unshare --mount --propagation slave sleep 100000 &
 HOLDER=$!
-wait_for 10 "mount namespace" test "$(readlink /proc/$HOLDER/ns/mnt 2>/dev/null)" != "$(readlink /proc/self/ns/mnt)"
+own_mnt_ns() { [[ -e /proc/$HOLDER/ns/mnt && "$(readlink "/proc/$HOLDER/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]]; }
+wait_for 10 "mount namespace" own_mnt_ns
 start() { # NAME CMD...: a node daemon inside the namespaces, logging to $LOGS/NAME.log
   local name=$1; shift
   setsid nsenter -t "$HOLDER" -m -n -- "$@" >"$LOGS/$name.log" 2>&1 < /dev/null &
@@ -136,6 +142,11 @@ done
 if [[ -d /sys/fs/cgroup/cpuset/$CG ]]; then
   cat /sys/fs/cgroup/cpuset/cpuset.cpus > "/sys/fs/cgroup/cpuset/$CG/cpuset.cpus"
   cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$CG/cpuset.mems"
+fi
+
+if [[ "$STOP_AFTER" == namespaces ]]; then
+  fzx ip -br addr; fzx sh -c 'cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/bridge/bridge-nf-call-iptables'
+  log "namespaces and cgroups are up (NODE_STOP_AFTER=namespaces): $(cg_dirs | wc -l) cgroup dirs"; exit 0
 fi
 
 # ---- PKI and kubeconfig --------------------------------------------------------------------------------------
