@@ -130,6 +130,8 @@ start() { # NAME CMD...: a node daemon inside the namespaces, logging to $LOGS/N
 }
 # containerd 1.6 keeps shim sockets under /run/containerd: a private tmpfs keeps them off the host.
 fzx mount -t tmpfs tmpfs /run/containerd
+# kubelet writes container log symlinks under /var/log/containers (a fixed path): keep them off the host too.
+fzx mount -t tmpfs tmpfs /var/log
 # kubelet writes a few global sysctls; inside our mount namespace those files are bind-mounted copies.
 mkdir -p "$WORK/sysctl-mask"
 for f in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes; do
@@ -256,6 +258,7 @@ failSwapOn: false
 podLogsDirectory: $WORK/podlogs
 resolvConf: $WORK/resolv.conf
 serializeImagePulls: false
+volumePluginDir: $WORK/kubelet/volume-plugins
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 KCFG
 start kubelet "$BIN/kubelet" --config="$WORK/kubelet/config.yaml" --kubeconfig="$KC" \
