@@ -39,8 +39,12 @@ T_START=$(date +%s)
 
 # ---- binaries ------------------------------------------------------------------------------------------------
 export PATH="$PATH:/usr/local/go/bin"
-STOP_AFTER="${NODE_STOP_AFTER:-}"   # "namespaces": set up and tear down the namespaces and cgroups only (no binaries)
-if [[ "$STOP_AFTER" != namespaces ]]; then
+# "namespaces": set up and tear down the namespaces and cgroups only (no binaries); "runtime": also etcd,
+# kube-apiserver and containerd, with a one-file image imported (only the API server build and Debian's containerd)
+STOP_AFTER="${NODE_STOP_AFTER:-}"
+APIBIN="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}/k8s-${K8S_VERSION:-v1.36.3}/bin"
+CNIBIN=/nonexistent
+if [[ "$STOP_AFTER" != namespaces && "$STOP_AFTER" != runtime ]]; then
 APIBIN="$("$HERE/../apiserver/build.sh" | tail -1)"
 NODEDIR="$("$HERE/build.sh" | tail -1)"
 BIN="$NODEDIR/bin"; IMG="$NODEDIR/images"; CNIBIN="$NODEDIR/cni-bin"
@@ -186,10 +190,12 @@ start kube-apiserver "$APIBIN/kube-apiserver" --bind-address="$NODE_IP" --advert
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range="$SVC_CIDR" --allow-privileged=true \
   --kubelet-preferred-address-types=InternalIP,Hostname --service-node-port-range=30000-32767
-wait_for 120 "kube-apiserver" kctl get --raw /readyz
+wait_for 120 "kube-apiserver" fzx curl -sf --cacert "$P/ca.crt" -H "Authorization: Bearer $TOKEN" "https://$NODE_IP:$API_PORT/readyz"
+if [[ "$STOP_AFTER" != runtime ]]; then
 start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$KC" --leader-elect=false \
   --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" --use-service-account-credentials=false
 start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KC" --leader-elect=false
+fi
 
 # ---- runtime and kubelet -------------------------------------------------------------------------------------
 mkdir -p "$WORK/ctd" "$WORK/cni/net.d" "$WORK/cni/ipam" "$WORK/kubelet/root" "$WORK/podlogs"
@@ -234,6 +240,13 @@ cat > "$WORK/cni/net.d/10-node.conflist" <<CNI
 CNI
 start containerd /usr/bin/containerd --config "$WORK/ctd/config.toml"
 wait_for 60 "containerd" fzx ctr -a "$WORK/ctd/containerd.sock" version
+if [[ "$STOP_AFTER" == runtime ]]; then
+  mkdir -p "$WORK/img-root"; echo probe > "$WORK/img-root/probe"
+  python3 "$HERE/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
+  fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$WORK/probe.tar"
+  fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
+  log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
+fi
 for t in "$IMG"/*.tar; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
 log "images imported: $(ls "$IMG" | tr '\n' ' ')"
 
