@@ -16,10 +16,6 @@ REPO="$(cd "$HERE/../.." && pwd)"
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 CNI_VERSION="${CNI_VERSION:-v1.10.0}"
 COREDNS_VERSION="${COREDNS_VERSION:-v1.15.0}"
-PAUSE_TAG="${PAUSE_TAG:-3.10.2}"
-AGNHOST_TAG="${AGNHOST_TAG:-2.63.0}"
-BUSYBOX_TAG="${BUSYBOX_TAG:-1.37.0-1}"
-DNSTEST_TAG="${DNSTEST_TAG:-2.0.0}"
 CACHE_ROOT="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}"
 DIR="$CACHE_ROOT/node-$K8S_VERSION"
 BIN="$DIR/bin"; IMG="$DIR/images"; CNIBIN="$DIR/cni-bin"; WORKD="$DIR/work"
@@ -141,13 +137,20 @@ fi
 
 # ---- images, written as OCI archives by oci-image.py (no registry, no container builder) --------------------
 if want images; then
+  # Image names and tags are the ones e2e.test itself asks for (its --list-images), so nothing here hard-codes them.
+  step="reading the image list of e2e.test"
+  [[ -x "$BIN/e2e.test" ]] || { log "e2e.test must be built before the images"; false; }
+  "$BIN/e2e.test" --list-images > "$IMG/e2e-images.txt"
+  ref_of() { local r; r=$(grep -m1 -E "/$1:[^/]*\$" "$IMG/e2e-images.txt") || { log "e2e.test lists no $1 image"; false; }; echo "$r"; }
+  PAUSE_REF=$(ref_of pause); AGNHOST_REF=$(ref_of agnhost); BUSYBOX_REF=$(ref_of busybox); DNSTEST_REF=$(ref_of glibc-dns-testing)
+  echo "$PAUSE_REF" > "$IMG/pause.ref"
   if [[ ! -f "$IMG/pause.tar" ]]; then
     step="building the pause image"; log "$step"
     [[ -n "${KDIR:-}" ]] || KDIR=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
     rm -rf "$WORKD/pause-root"; mkdir -p "$WORKD/pause-root"
     command -v gcc >/dev/null || { log "gcc is needed for the pause image"; false; }
-    gcc -Os -static -DVERSION="v$PAUSE_TAG" -o "$WORKD/pause-root/pause" "$KDIR/build/pause/linux/pause.c"
-    python3 "$HERE/oci-image.py" "$WORKD/pause-root" "registry.k8s.io/pause:$PAUSE_TAG" "$IMG/pause.tar" --entrypoint /pause
+    gcc -Os -static -DVERSION="v${PAUSE_REF##*:}" -o "$WORKD/pause-root/pause" "$KDIR/build/pause/linux/pause.c"
+    python3 "$HERE/oci-image.py" "$WORKD/pause-root" "$PAUSE_REF" "$IMG/pause.tar" --entrypoint /pause
   fi
   if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" ]]; then
     # Upstream's agnhost is Alpine plus network tools; a Debian minbase with the same tools stands in, and the same
@@ -166,9 +169,9 @@ if want images; then
       rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
     fi
     cp "$BIN/agnhost" "$root/agnhost"
-    python3 "$HERE/oci-image.py" "$root" "registry.k8s.io/e2e-test-images/agnhost:$AGNHOST_TAG" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
-    python3 "$HERE/oci-image.py" "$root" "registry.k8s.io/e2e-test-images/busybox:$BUSYBOX_TAG" "$IMG/busybox.tar" --cmd sh
-    python3 "$HERE/oci-image.py" "$root" "registry.k8s.io/e2e-test-images/glibc-dns-testing:$DNSTEST_TAG" "$IMG/glibc-dns-testing.tar" --cmd bash
+    python3 "$HERE/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
+    python3 "$HERE/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
+    python3 "$HERE/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash
   fi
   if [[ ! -f "$IMG/coredns.tar" && -x "$BIN/coredns" ]]; then
     step="building the coredns image"

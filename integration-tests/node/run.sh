@@ -43,7 +43,7 @@ export PATH="$PATH:/usr/local/go/bin"
 # kube-apiserver and containerd, with a one-file image imported (only the API server build and Debian's containerd)
 STOP_AFTER="${NODE_STOP_AFTER:-}"
 APIBIN="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}/k8s-${K8S_VERSION:-v1.36.3}/bin"
-CNIBIN=/nonexistent
+CNIBIN=/nonexistent; IMG=/nonexistent
 if [[ "$STOP_AFTER" != namespaces && "$STOP_AFTER" != runtime ]]; then
 APIBIN="$("$HERE/../apiserver/build.sh" | tail -1)"
 NODEDIR="$("$HERE/build.sh" | tail -1)"
@@ -208,7 +208,7 @@ state = "$WORK/ctd/state"
 [ttrpc]
   address = "$WORK/ctd/containerd.sock.ttrpc"
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10.2"
+  sandbox_image = "$(cat "$IMG/pause.ref" 2>/dev/null)"
   # pod netns mounts under our state dir, not /run/netns
   netns_mounts_under_state_dir = true
   # no CAP_SYS_RESOURCE on this kind of VM: a negative oom_score_adj is refused
