@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes a directory as a one-layer OCI image archive that `ctr images import` accepts.
+
+    oci-image.py ROOTFS REF OUT.tar [--entrypoint PATH] [--cmd ARG ...]
+
+No registry and no container builder are involved: the layer is an uncompressed tar of ROOTFS with
+owners reset to root and times to zero, so the same input always gives the same digest.
+"""
+import argparse
+import hashlib
+import io
+import json
+import os
+import tarfile
+
+
+def layer_of(rootfs):
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for top, dirs, files in os.walk(rootfs):
+            dirs.sort()
+            for name in dirs + sorted(files):
+                path = os.path.join(top, name)
+                info = tar.gettarinfo(path, os.path.relpath(path, rootfs))
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.mtime = 0
+                if info.isreg():
+                    with open(path, "rb") as f:
+                        tar.addfile(info, f)
+                else:
+                    tar.addfile(info)
+    return out.getvalue()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("rootfs")
+    ap.add_argument("ref")
+    ap.add_argument("out")
+    ap.add_argument("--entrypoint", action="append", default=[])
+    ap.add_argument("--cmd", nargs="*", default=None)
+    a = ap.parse_args()
+
+    blobs = {}
+
+    def put(data):
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        blobs[digest] = data
+        return {"digest": digest, "size": len(data)}
+
+    layer = put(layer_of(a.rootfs))
+    config = put(json.dumps({
+        "architecture": "amd64", "os": "linux",
+        "config": {"Entrypoint": a.entrypoint or None, "Cmd": a.cmd, "WorkingDir": "/",
+                   "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},
+        "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]},
+    }).encode())
+    manifest = put(json.dumps({
+        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": dict(mediaType="application/vnd.oci.image.config.v1+json", **config),
+        "layers": [dict(mediaType="application/vnd.oci.image.layer.v1.tar", **layer)],
+    }).encode())
+    index = {"schemaVersion": 2, "manifests": [dict(
+        mediaType="application/vnd.oci.image.manifest.v1+json", **manifest,
+        platform={"architecture": "amd64", "os": "linux"},
+        annotations={"io.containerd.image.name": a.ref,
+                     "org.opencontainers.image.ref.name": a.ref.rsplit(":", 1)[1]})]}
+
+    tmp = a.out + ".tmp"
+    with tarfile.open(tmp, "w") as tar:
+        def add(name, data):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+        add("oci-layout", b'{"imageLayoutVersion": "1.0.0"}')
+        add("index.json", json.dumps(index).encode())
+        for digest, data in blobs.items():
+            add("blobs/sha256/" + digest.split(":", 1)[1], data)
+    os.replace(tmp, a.out)
+    print(a.ref, manifest["digest"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# Brings up a single real Kubernetes node inside namespaces this script creates, runs upstream's e2e tests against
+# it with nftproxy (or, NODE_PROXY=kube-proxy, upstream kube-proxy) as the service proxy, and tears it all down.
+#
+#   sudo integration-tests/node/run.sh
+#   E2E_FOCUS='\[sig-network\] Services' E2E_REPORT_DIR=/tmp/junit NODE_PROXY=kube-proxy ... run.sh
+#
+# Needs root, Debian's containerd, runc, openssl, python3, gcc and debootstrap (for build.sh), and the binaries
+# from integration-tests/apiserver/build.sh and integration-tests/node/build.sh (both are called; cached runs are
+# instant). Nothing is done in the host's root network namespace: the node is one network namespace (veth pair
+# with both ends inside it), every node process shares one private mount namespace, and cgroups live under a
+# per-run directory in each hierarchy. The trap removes all of it, in order, however the script ends.
+set -Eeuo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+[[ $EUID -eq 0 ]] || { echo "run.sh must run as root" >&2; exit 2; }
+
+NODE_PROXY="${NODE_PROXY:-nftproxy}"
+E2E_FOCUS="${E2E_FOCUS:-\[sig-network\] Services .*\[Conformance\]}"
+E2E_SKIP="${E2E_SKIP:-}"
+E2E_TIMEOUT="${E2E_TIMEOUT:-40m}"
+RUN="nftp-node-$$"                 # per-run prefix for the netns, cgroups and work dir
+NS="$RUN"
+CG="$RUN"
+NODE_NAME="nftp-node"
+NODE_IP=10.200.0.1
+POD_CIDR=10.244.0.0/24
+CLUSTER_CIDR=10.244.0.0/16
+SVC_CIDR=10.96.0.0/16
+DNS_IP=10.96.0.10
+API_PORT=46443
+WORK="$(mktemp -d "/tmp/$RUN.XXXX")"
+ETCD_DIR="/dev/shm/$RUN-etcd"
+LOGS="${NODE_LOG_DIR:-$WORK/logs}"
+mkdir -p "$LOGS"
+
+log() { printf '[node %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+T_START=$(date +%s)
+
+# ---- binaries ------------------------------------------------------------------------------------------------
+export PATH="$PATH:/usr/local/go/bin"
+# "namespaces": set up and tear down the namespaces and cgroups only (no binaries); "runtime": also etcd,
+# kube-apiserver and containerd, with a one-file image imported (only the API server build and Debian's containerd)
+STOP_AFTER="${NODE_STOP_AFTER:-}"
+APIBIN="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}/k8s-${K8S_VERSION:-v1.36.3}/bin"
+CNIBIN=/nonexistent; IMG=/nonexistent
+if [[ "$STOP_AFTER" != namespaces && "$STOP_AFTER" != runtime ]]; then
+APIBIN="$("$HERE/../apiserver/build.sh" | tail -1)"
+NODEDIR="$("$HERE/build.sh" | tail -1)"
+BIN="$NODEDIR/bin"; IMG="$NODEDIR/images"; CNIBIN="$NODEDIR/cni-bin"
+for b in "$APIBIN/etcd" "$APIBIN/kube-apiserver" "$BIN/kubelet" "$BIN/kube-controller-manager" "$BIN/kube-scheduler" \
+         "$BIN/kubectl" "$BIN/e2e.test" "$CNIBIN/bridge" /usr/bin/containerd /usr/bin/ctr /usr/sbin/runc; do
+  [[ -x "$b" ]] || { log "missing $b"; exit 2; }
+done
+fi
+T_BUILT=$(date +%s)
+
+# ---- teardown: pods, proxy, kubelet, runtime, control plane, mounts, cgroups, namespace ------------------------
+HOLDER=""
+fzx() { nsenter -t "$HOLDER" -m -n -- "$@"; }
+cg_dirs() { for h in /sys/fs/cgroup/*/; do [[ -d "$h$CG" ]] && echo "$h$CG"; done; [[ -d "/sys/fs/cgroup/$CG" ]] && echo "/sys/fs/cgroup/$CG"; true; }
+ns_pids() { # every process in our mount namespace, except the holder
+  [[ -n "$HOLDER" ]] || return 0
+  local m p; m=$(readlink "/proc/$HOLDER/ns/mnt" 2>/dev/null) || return 0
+  for p in /proc/[0-9]*; do p=${p#/proc/}
+    [[ $p != "$HOLDER" && "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" == "$m" ]] && echo "$p"; done; true
+}
+cg_pids() { local d; for d in $(cg_dirs); do find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null; done; true; }
+teardown() {
+  local rc=$?
+  trap - EXIT INT TERM ERR
+  set +eu
+  log "teardown (exit $rc)"
+  if [[ -n "$HOLDER" && -n "${BIN:-}" ]] && kill -0 "$HOLDER" 2>/dev/null && [[ -f "$WORK/admin.kubeconfig" ]]; then
+    # Deleting the pods through the API lets the kubelet run CNI DEL for each; bounded.
+    fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete deployment -n kube-system coredns --wait=false >/dev/null 2>&1
+    fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete pods --all -A --grace-period=1 --timeout=60s >/dev/null 2>&1
+  fi
+  if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
+    for name in proxy kubelet containerd kube-scheduler kube-controller-manager kube-apiserver etcd; do
+      local f="$WORK/$name.pid"
+      [[ -f $f ]] || continue
+      local p; p=$(cat "$f")
+      kill "$p" 2>/dev/null
+      for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+      kill -9 "$p" 2>/dev/null
+    done
+    # Shims and containers that outlived containerd: ours are in our cgroups or our mount namespace.
+    for p in $(cg_pids) $(ns_pids); do kill -9 "$p" 2>/dev/null; done
+    sleep 1
+    kill -9 "$HOLDER" 2>/dev/null   # the last process of the mount namespace: every mount made inside goes away
+    wait "$HOLDER" 2>/dev/null
+  fi
+  for _ in 1 2 3; do
+    for d in $(cg_dirs); do find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null; done
+    [[ -z "$(cg_dirs)" ]] && break; sleep 1
+  done
+  [[ -n "$(cg_dirs)" ]] && log "WARNING: cgroups left: $(cg_dirs | tr '\n' ' ')"
+  ip netns del "$NS" 2>/dev/null
+  [[ -n "${MADE_RUN_CTD:-}" ]] && rmdir /run/containerd 2>/dev/null
+  rm -rf "$ETCD_DIR"
+  if [[ -n "${NODE_KEEP_WORK:-}" ]]; then log "work dir kept: $WORK"; else
+    [[ -n "${E2E_REPORT_DIR:-}" ]] && mkdir -p "$E2E_REPORT_DIR" && cp -r "$LOGS" "$E2E_REPORT_DIR/node-logs" 2>/dev/null
+    rm -rf "$WORK"; fi
+  log "teardown done"
+  exit "$rc"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+wait_for() { # SECONDS WHAT CMD...: bounded wait
+  local secs=$1 what=$2 i; shift 2
+  for ((i = 0; i < secs; i++)); do "$@" >/dev/null 2>&1 && { log "$what: ready after ${i}s"; return 0; }; sleep 1; done
+  log "$what: not ready after ${secs}s"; return 1
+}
+
+# ---- namespaces ----------------------------------------------------------------------------------------------
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+ip -n "$NS" link add eth0 type veth peer name eth0p     # both ends are created inside $NS
+ip -n "$NS" addr add "$NODE_IP/24" dev eth0
+ip -n "$NS" link set eth0 up
+ip -n "$NS" link set eth0p up
+ip -n "$NS" route add default via 10.200.0.254 dev eth0 onlink
+MADE_RUN_CTD=""; [[ -d /run/containerd ]] || { mkdir /run/containerd; MADE_RUN_CTD=1; }
+setsid nsenter --net="/run/netns/$NS" unshare --mount --propagation slave sleep 100000 &
+HOLDER=$!
+own_mnt_ns() { [[ -e /proc/$HOLDER/ns/mnt && "$(readlink "/proc/$HOLDER/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]]; }
+wait_for 10 "mount namespace" own_mnt_ns
+start() { # NAME CMD...: a node daemon inside the namespaces, logging to $LOGS/NAME.log
+  local name=$1; shift
+  setsid nsenter -t "$HOLDER" -m -n -- "$@" >"$LOGS/$name.log" 2>&1 < /dev/null &
+  echo $! > "$WORK/$name.pid"
+}
+# containerd 1.6 keeps shim sockets under /run/containerd: a private tmpfs keeps them off the host.
+fzx mount -t tmpfs tmpfs /run/containerd
+# kubelet writes container log symlinks under /var/log/containers (a fixed path): keep them off the host too.
+fzx mount -t tmpfs tmpfs /var/log
+# kubelet writes a few global sysctls; inside our mount namespace those files are bind-mounted copies.
+mkdir -p "$WORK/sysctl-mask"
+for f in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes; do
+  m="$WORK/sysctl-mask/${f//\//_}"; cat "/proc/sys/$f" > "$m"; fzx mount --bind "$m" "/proc/sys/$f"
+done
+fzx sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward; echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables'
+for h in /sys/fs/cgroup/*/; do
+  case "$h" in */unified/|*/systemd/|*/cpu/|*/cpuacct/|*/cpu,cpuacct/|*/cpuset/|*/memory/|*/devices/|*/freezer/|*/blkio/|*/pids/|*/hugetlb/|*/net_cls*/|*/net_prio/|*/perf_event/) mkdir -p "$h$CG";; esac
+done
+if [[ -d /sys/fs/cgroup/cpuset/$CG ]]; then
+  cat /sys/fs/cgroup/cpuset/cpuset.cpus > "/sys/fs/cgroup/cpuset/$CG/cpuset.cpus"
+  cat /sys/fs/cgroup/cpuset/cpuset.mems > "/sys/fs/cgroup/cpuset/$CG/cpuset.mems"
+fi
+
+if [[ "$STOP_AFTER" == namespaces ]]; then
+  fzx ip -br addr; fzx sh -c 'cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/bridge/bridge-nf-call-iptables'
+  log "namespaces and cgroups are up (NODE_STOP_AFTER=namespaces): $(cg_dirs | wc -l) cgroup dirs"; exit 0
+fi
+
+# ---- PKI and kubeconfig --------------------------------------------------------------------------------------
+P="$WORK/pki"; mkdir -p "$P"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=nftp-node-ca -keyout "$P/ca.key" -out "$P/ca.crt" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver -keyout "$P/api.key" -out "$P/api.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,IP:%s,IP:10.96.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n' "$NODE_IP" > "$P/api.ext"
+openssl x509 -req -in "$P/api.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial -days 2 -extfile "$P/api.ext" -out "$P/api.crt" 2>/dev/null
+openssl genrsa -out "$P/sa.key" 2048 2>/dev/null
+openssl rsa -in "$P/sa.key" -pubout -out "$P/sa.pub" 2>/dev/null
+TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+echo "$TOKEN,admin,admin,system:masters" > "$P/tokens.csv"
+cat > "$WORK/admin.kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: node, cluster: {server: "https://$NODE_IP:$API_PORT", certificate-authority: "$P/ca.crt"}}]
+users: [{name: admin, user: {token: "$TOKEN"}}]
+contexts: [{name: node, context: {cluster: node, user: admin}}]
+current-context: node
+KC
+KC="$WORK/admin.kubeconfig"
+kctl() { fzx "$BIN/kubectl" --kubeconfig "$KC" "$@"; }
+
+# ---- control plane -------------------------------------------------------------------------------------------
+T0=$(date +%s)
+mkdir -p "$ETCD_DIR"
+start etcd "$APIBIN/etcd" --data-dir "$ETCD_DIR" --unsafe-no-fsync \
+  --listen-client-urls http://127.0.0.1:42379 --advertise-client-urls http://127.0.0.1:42379 \
+  --listen-peer-urls http://127.0.0.1:42380 --initial-advertise-peer-urls http://127.0.0.1:42380 \
+  --initial-cluster default=http://127.0.0.1:42380
+start kube-apiserver "$APIBIN/kube-apiserver" --bind-address="$NODE_IP" --advertise-address="$NODE_IP" \
+  --secure-port="$API_PORT" --etcd-servers=http://127.0.0.1:42379 --token-auth-file="$P/tokens.csv" \
+  --client-ca-file="$P/ca.crt" --tls-cert-file="$P/api.crt" --tls-private-key-file="$P/api.key" \
+  --authorization-mode=Node,RBAC --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+  --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+  --service-cluster-ip-range="$SVC_CIDR" --allow-privileged=true \
+  --kubelet-preferred-address-types=InternalIP,Hostname --service-node-port-range=30000-32767
+wait_for 120 "kube-apiserver" fzx curl -sf --cacert "$P/ca.crt" -H "Authorization: Bearer $TOKEN" "https://$NODE_IP:$API_PORT/readyz"
+if [[ "$STOP_AFTER" != runtime ]]; then
+start kube-controller-manager "$BIN/kube-controller-manager" --kubeconfig="$KC" --leader-elect=false \
+  --service-account-private-key-file="$P/sa.key" --root-ca-file="$P/ca.crt" --use-service-account-credentials=false
+start kube-scheduler "$BIN/kube-scheduler" --kubeconfig="$KC" --leader-elect=false
+fi
+
+# ---- runtime and kubelet -------------------------------------------------------------------------------------
+mkdir -p "$WORK/ctd" "$WORK/cni/net.d" "$WORK/cni/ipam" "$WORK/kubelet/root" "$WORK/podlogs"
+cat > "$WORK/ctd/config.toml" <<TOML
+version = 2
+root = "$WORK/ctd/root"
+state = "$WORK/ctd/state"
+[grpc]
+  address = "$WORK/ctd/containerd.sock"
+[ttrpc]
+  address = "$WORK/ctd/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$(cat "$IMG/pause.ref" 2>/dev/null)"
+  # pod netns mounts under our state dir, not /run/netns
+  netns_mounts_under_state_dir = true
+  # no CAP_SYS_RESOURCE on this kind of VM: a negative oom_score_adj is refused
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  enable_unprivileged_ports = true
+  enable_unprivileged_icmp = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        BinaryName = "/usr/sbin/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "$CNIBIN"
+    conf_dir = "$WORK/cni/net.d"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = ""
+TOML
+cat > "$WORK/cni/net.d/10-node.conflist" <<CNI
+{"cniVersion": "0.4.0", "name": "nftp-pods", "plugins": [
+  {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}],
+            "dataDir": "$WORK/cni/ipam"}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+CNI
+start containerd /usr/bin/containerd --config "$WORK/ctd/config.toml"
+wait_for 60 "containerd" fzx ctr -a "$WORK/ctd/containerd.sock" version
+if [[ "$STOP_AFTER" == runtime ]]; then
+  mkdir -p "$WORK/img-root"; echo probe > "$WORK/img-root/probe"
+  python3 "$HERE/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
+  fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$WORK/probe.tar"
+  fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
+  log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
+fi
+for t in "$IMG"/*.tar; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
+log "images imported: $(ls "$IMG" | tr '\n' ' ')"
+
+echo "nameserver 192.0.2.53" > "$WORK/resolv.conf"
+cat > "$WORK/kubelet/config.yaml" <<KCFG
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: /$CG
+containerRuntimeEndpoint: unix://$WORK/ctd/containerd.sock
+address: $NODE_IP
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}, x509: {clientCAFile: $P/ca.crt}}
+authorization: {mode: AlwaysAllow}
+clusterDNS: [$DNS_IP]
+clusterDomain: cluster.local
+failSwapOn: false
+podLogsDirectory: $WORK/podlogs
+resolvConf: $WORK/resolv.conf
+serializeImagePulls: false
+volumePluginDir: $WORK/kubelet/volume-plugins
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+KCFG
+start kubelet "$BIN/kubelet" --config="$WORK/kubelet/config.yaml" --kubeconfig="$KC" \
+  --root-dir="$WORK/kubelet/root" --hostname-override="$NODE_NAME" --node-ip="$NODE_IP"
+wait_for 180 "node $NODE_NAME Ready" kctl wait --for=condition=Ready "node/$NODE_NAME" --timeout=1s
+
+# ---- service proxy -------------------------------------------------------------------------------------------
+case "$NODE_PROXY" in
+  nftproxy)
+    # The real CLI, as an operator runs it; the jar is built on first use.
+    (cd "$REPO" && ./mvnw -B -q -DskipTests package >/dev/null)
+    start proxy "$REPO/nftproxy" run --kubeconfig "$KC" --hostname-override "$NODE_NAME" --cluster-cidr "$CLUSTER_CIDR"
+    wait_for 120 "nftproxy table" fzx nft list table ip kube-proxy ;;
+  kube-proxy)
+    [[ -x "$BIN/kube-proxy" ]] || { log "missing $BIN/kube-proxy"; exit 2; }
+    start proxy "$BIN/kube-proxy" --kubeconfig="$KC" --proxy-mode=nftables --hostname-override="$NODE_NAME" \
+      --cluster-cidr="$CLUSTER_CIDR" --conntrack-max-per-core=0 --metrics-bind-address=127.0.0.1:10249 \
+      --healthz-bind-address=127.0.0.1:10256
+    wait_for 120 "kube-proxy table" fzx nft list table ip kube-proxy ;;
+  *) log "NODE_PROXY must be nftproxy or kube-proxy"; exit 2 ;;
+esac
+
+# ---- cluster DNS ---------------------------------------------------------------------------------------------
+sed "s/@DNS_IP@/$DNS_IP/" "$HERE/coredns.yaml" > "$WORK/coredns.yaml"
+kctl apply -f "$WORK/coredns.yaml" >/dev/null
+wait_for 180 "coredns" kctl -n kube-system wait --for=condition=Available deployment/coredns --timeout=1s
+wait_for 60 "default service account" kctl get serviceaccount default
+T_UP=$(date +%s)
+log "node up in $((T_UP - T0)) s (binaries checked in $((T_BUILT - T_START)) s)"
+
+# ---- e2e -----------------------------------------------------------------------------------------------------
+REPORT="${E2E_REPORT_DIR:-$WORK/report}"; mkdir -p "$REPORT"
+log "e2e.test --ginkgo.focus='$E2E_FOCUS' (proxy: $NODE_PROXY), JUnit into $REPORT"
+set +e
+fzx "$BIN/e2e.test" --kubeconfig="$KC" --provider=local --kubectl-path="$BIN/kubectl" \
+  --ginkgo.focus="$E2E_FOCUS" ${E2E_SKIP:+--ginkgo.skip="$E2E_SKIP"} --ginkgo.no-color --ginkgo.timeout="$E2E_TIMEOUT" \
+  --report-dir="$REPORT" --ginkgo.junit-report="$REPORT/junit-ginkgo.xml" --dump-logs-on-failure=false 2>&1 | tee "$LOGS/e2e.log"
+e2e_rc=${PIPESTATUS[0]}
+set -e
+T_E2E=$(date +%s)
+log "e2e exit $e2e_rc in $((T_E2E - T_UP)) s; $(grep -E '^(Ran|SUCCESS|FAIL)' "$LOGS/e2e.log" | tr '\n' ' ')"
+exit "$e2e_rc"
