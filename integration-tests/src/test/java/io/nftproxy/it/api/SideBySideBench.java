@@ -302,6 +302,9 @@ class SideBySideBench {
     private static void populate(KubernetesClient admin, int n) throws Exception {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
+        // A node address, as a kubelet reports it: without one kube-proxy waits for it before its first sync.
+        admin.nodes().withName(NODE).editStatus(node -> new NodeBuilder(node).editOrNewStatus().addNewAddress().withType("InternalIP")
+                .withAddress("192.0.2.10").endAddress().endStatus().build());
         long t0 = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(16);
         try {
