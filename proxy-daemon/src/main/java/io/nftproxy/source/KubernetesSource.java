@@ -59,7 +59,6 @@ public final class KubernetesSource implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private volatile Consumer<String> skippedListener = kind -> { };
 
     public KubernetesSource(ApiServer api, ClusterStore store) { this(api, store, DEFAULT_LAG_PROBE, DEFAULT_NODE_WAIT); }
 
@@ -75,9 +74,6 @@ public final class KubernetesSource implements AutoCloseable {
         this.nodeWait = nodeWait;
         this.reachability = new ApiReachability(api.url());
     }
-
-    /** Called with the kind of every object skipped because it could not be decoded (a metric). */
-    public void onSkipped(Consumer<String> listener) { this.skippedListener = listener; }
 
     /** Starts watching; returns at once, whether or not the server can be reached. */
     public void start(String nodeName) {
@@ -133,7 +129,6 @@ public final class KubernetesSource implements AutoCloseable {
 
             @Override public void skipped(ObjectMeta meta, RuntimeException why) {
                 undecodable.incrementAndGet();
-                skippedListener.accept(kind);
                 delete.accept(meta);
                 String field = why instanceof ManifestFormatException m ? " field=" + m.field() : "";
                 LOG.warn("skipped kind={} object={}{} reason=\"{}\"", kind, meta.key(), field,

@@ -120,7 +120,7 @@ class SideBySideBench {
                 long completeMs = -1;
                 long deadline = System.nanoTime() + Duration.ofMinutes(15).toNanos();
                 while (System.nanoTime() < deadline && p.isAlive()) {
-                    if (serviceIps(node) >= expected) {
+                    if (ServiceIpsMap.count(node) >= expected) {
                         completeMs = (System.nanoTime() - t0) / 1_000_000;
                         break;
                     }
@@ -158,7 +158,7 @@ class SideBySideBench {
                     }
                     Thread.sleep(5);
                 }
-                expected = serviceIps(node);
+                expected = ServiceIpsMap.count(node);
                 long peak = rssMb(p.pid(), "VmHWM");
 
                 // Restart with the table in place, under a poller and nft monitor.
@@ -179,7 +179,7 @@ class SideBySideBench {
                 AtomicBoolean polling = new AtomicBoolean(true);
                 Thread poller = new Thread(() -> {
                     long end = System.nanoTime() + Duration.ofMinutes(10).toNanos();
-                    while (polling.get() && System.nanoTime() < end) fewest.accumulateAndGet(serviceIps(node), Math::min);
+                    while (polling.get() && System.nanoTime() < end) fewest.accumulateAndGet(ServiceIpsMap.count(node), Math::min);
                 }, "poller");
                 Thread.sleep(500);
                 counting.set(true);
@@ -237,18 +237,6 @@ class SideBySideBench {
             if (l.startsWith(field + ":")) return Long.parseLong(l.replaceAll("\\D", "")) / 1024;
         }
         return -1;
-    }
-
-    private static int serviceIps(KernelNamespace node) {
-        try {
-            KernelNamespace.Result r = node.exec(Duration.ofSeconds(60), null, "nft", "list", "map", "ip", "kube-proxy", "service-ips");
-            if (!r.ok()) return 0;
-            int c = 0;
-            for (int i = r.stdout().indexOf(": goto service-"); i >= 0; i = r.stdout().indexOf(": goto service-", i + 1)) c++;
-            return c;
-        } catch (IOException e) {
-            return 0;
-        }
     }
 
     private static String serviceChain(KernelNamespace node, String service) throws IOException {

@@ -160,7 +160,7 @@ class StartAndRestartAgainstApiServerTest {
         assertTrue(first.daemon.awaitFirstSync(Duration.ofSeconds(60)), "first daemon synced");
         // Ours, and the API server's own default/kubernetes when something wrote its slice.
         awaitServiceIps(SERVICES, Duration.ofSeconds(30));
-        int expectedServiceIps = serviceIps();
+        int expectedServiceIps = ServiceIpsMap.count(node);
         String handles = node.nftOut("-a", "list", "table", "ip", "kube-proxy");
 
         // A poller reads service-ips as fast as nft lists it, from before the old daemon stops until after the new
@@ -171,7 +171,7 @@ class StartAndRestartAgainstApiServerTest {
         Thread poller = new Thread(() -> {
             long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
             while (polling.get() && System.nanoTime() < deadline) {
-                fewest.accumulateAndGet(serviceIps(), Math::min);
+                fewest.accumulateAndGet(ServiceIpsMap.count(node), Math::min);
                 polls.incrementAndGet();
             }
         }, "service-ips-poller");
@@ -324,23 +324,10 @@ class StartAndRestartAgainstApiServerTest {
         return out;
     }
 
-    /** Elements of service-ips now, 0 when the map (or the table) is missing. */
-    private int serviceIps() {
-        try {
-            KernelNamespace.Result r = node.exec(Duration.ofSeconds(10), null, "nft", "list", "map", "ip", "kube-proxy", "service-ips");
-            if (!r.ok()) return 0;
-            int n = 0;
-            for (int i = r.stdout().indexOf(": goto service-"); i >= 0; i = r.stdout().indexOf(": goto service-", i + 1)) n++;
-            return n;
-        } catch (IOException e) {
-            return 0;
-        }
-    }
-
     private void awaitServiceIps(int n, Duration limit) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
-        while (serviceIps() < n) {
-            if (System.nanoTime() > deadline) throw new AssertionError("service-ips holds " + serviceIps() + ", not " + n);
+        while (ServiceIpsMap.count(node) < n) {
+            if (System.nanoTime() > deadline) throw new AssertionError("service-ips holds " + ServiceIpsMap.count(node) + ", not " + n);
             Thread.sleep(100);
         }
     }

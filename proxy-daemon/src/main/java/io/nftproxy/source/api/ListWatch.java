@@ -70,7 +70,6 @@ public final class ListWatch<T> implements AutoCloseable {
     private volatile InputStream open;
     private volatile boolean relistRequested;
     private volatile boolean notServed;
-    private long lists;
     // Lag probe state; probe thread only.
     private long pendingRv = -1;
     private long pendingSince;
@@ -95,18 +94,10 @@ public final class ListWatch<T> implements AutoCloseable {
 
     public static String fieldSelector(String expr) { return "fieldSelector=" + URLEncoder.encode(expr, StandardCharsets.UTF_8); }
 
-    public String kind() { return kind; }
-
     public ListWatch<T> start() {
         thread.start();
         return this;
     }
-
-    /** How many complete lists were delivered (the first one, then one per relist). */
-    public synchronized long lists() { return lists; }
-
-    /** The server does not serve this kind (404 on the list: an older Kubernetes); nothing is watched. */
-    public boolean notServed() { return notServed; }
 
     private void loop() {
         long backoff = MIN_BACKOFF.toMillis();
@@ -168,7 +159,6 @@ public final class ListWatch<T> implements AutoCloseable {
         }
         if (!running) return;
         sink.replace(objects);
-        synchronized (this) { lists++; }
         resourceVersion = listRv;
         reachability.ok(kind);
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
