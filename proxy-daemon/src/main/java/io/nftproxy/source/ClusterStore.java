@@ -120,9 +120,9 @@ public final class ClusterStore implements ClusterView {
      * True once everything the first sync needs was delivered: Services and EndpointSlices listed and handed over
      * object by object, and (for a Kubernetes source) the Node and ServiceCIDRs too.
      */
-    public boolean ready() { return servicesListed && slicesListed && nodesListed && cidrsListed; }
+    public boolean ready() { return servicesAndSlicesListed() && nodesListed && cidrsListed; }
 
-    /** What the first sync still waits for, for the log and /healthz; empty when {@link #ready}. */
+    /** What the first sync still waits for, for the log; empty when {@link #ready}. */
     public List<String> waitingFor() {
         List<String> out = new ArrayList<>();
         if (!servicesListed) out.add("Services");
