@@ -10,7 +10,7 @@ import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 
@@ -61,7 +61,7 @@ public final class ApplyLatency {
         ProxyState state = cluster.state(n);
         Renderer renderer = new Renderer(layout);
         long r0 = System.nanoTime();
-        IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
+        TableModel inc = new TableModel(renderer, IpFamily.IPV4, BenchCluster.node());
         Transaction cold = inc.sync(state, BenchCluster.node()).transaction();
         long r1 = System.nanoTime();
         String script = cold.script(Capabilities.baseline());
@@ -100,14 +100,14 @@ public final class ApplyLatency {
     }
 
     /** The same renderer state the cold sync produced, rebuilt so every contender starts from the same model. */
-    private static IncrementalRenderer coldStart(Renderer renderer, ProxyState state) {
-        IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
+    private static TableModel coldStart(Renderer renderer, ProxyState state) {
+        TableModel inc = new TableModel(renderer, IpFamily.IPV4, BenchCluster.node());
         inc.sync(state, BenchCluster.node());
         return inc;
     }
 
     private static void singleChanges(String tag, int eps, int changes, String mode, NftClient client, BenchCluster cluster,
-                                      ProxyState state, IncrementalRenderer inc) {
+                                      ProxyState state, TableModel inc) {
         int n = state.servicePorts().size();
         Map<Integer, List<Endpoint>> current = new HashMap<>();
         List<Double> addCore = new ArrayList<>(), addApply = new ArrayList<>();
@@ -115,14 +115,14 @@ public final class ApplyLatency {
         for (int i = 0; i < changes; i++) {
             ServicePort added = BenchCluster.service(n + i);
             List<Endpoint> addedEps = cluster.endpoints(eps);
-            timeOne(inc, client, new IncrementalRenderer.Change(added.name(), added, addedEps), addCore, addApply);
+            timeOne(inc, client, new TableModel.Change(added.name(), added, addedEps), addCore, addApply);
 
             int victim = (int) ((i * 7919L) % n);
             ServicePort sp = BenchCluster.service(victim);
             List<Endpoint> was = current.getOrDefault(victim, state.endpointsOf(sp.name()));
             List<Endpoint> moved = cluster.moveOne(was);
             current.put(victim, moved);
-            timeOne(inc, client, new IncrementalRenderer.Change(sp.name(), sp, moved), moveCore, moveApply);
+            timeOne(inc, client, new TableModel.Change(sp.name(), sp, moved), moveCore, moveApply);
         }
         report("%s %-11s add service:   core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
                 tag, mode, pct(addCore, 50), pct(addCore, 99), pct(addApply, 50), pct(addApply, 99), pct(sum(addCore, addApply), 99));
@@ -130,13 +130,13 @@ public final class ApplyLatency {
                 tag, mode, pct(moveCore, 50), pct(moveCore, 99), pct(moveApply, 50), pct(moveApply, 99), pct(sum(moveCore, moveApply), 99));
     }
 
-    private static void timeOne(IncrementalRenderer inc, NftClient client, IncrementalRenderer.Change c,
+    private static void timeOne(TableModel inc, NftClient client, TableModel.Change c,
                                 List<Double> core, List<Double> apply) {
         long t0 = System.nanoTime();
         Differ.Diff d = inc.update(List.of(c));
         long t1 = System.nanoTime();
         client.apply(d.transaction());
-        Transaction stale = inc.deleteStaleChains(d.staleChains());
+        Transaction stale = Differ.deletingChains(IpFamily.IPV4, d.staleChains());
         client.apply(stale);
         long t2 = System.nanoTime();
         core.add(ms(t1 - t0));

@@ -7,7 +7,7 @@ import io.nftproxy.proxy.Capabilities;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The pure core at 1k/10k/50k services x 10 endpoints: full render, no-op full diff, script writing of the whole
- * table, and one endpoint move through {@link IncrementalRenderer} (render of the changed port plus its diff).
+ * table, and one endpoint move through {@link TableModel} (render of the changed port plus its diff).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -47,7 +47,7 @@ public class CoreBenchmark {
     private BenchCluster cluster;
     private ProxyState state;
     private DesiredTable table;
-    private IncrementalRenderer incremental;
+    private TableModel incremental;
     private int next;
 
     @Setup
@@ -56,7 +56,7 @@ public class CoreBenchmark {
         cluster = new BenchCluster(10);
         state = cluster.state(services);
         table = renderer.render(state, BenchCluster.node()).table();
-        incremental = new IncrementalRenderer(renderer, IpFamily.IPV4, BenchCluster.node());
+        incremental = new TableModel(renderer, IpFamily.IPV4, BenchCluster.node());
         incremental.sync(state, BenchCluster.node());
     }
 
@@ -73,6 +73,6 @@ public class CoreBenchmark {
     public Differ.Diff incrementalMoveEndpoint() {
         ServicePort sp = BenchCluster.service(next++ % services);
         List<io.nftproxy.proxy.Endpoint> eps = cluster.endpoints(10);
-        return incremental.update(List.of(new IncrementalRenderer.Change(sp.name(), sp, eps)));
+        return incremental.update(List.of(new TableModel.Change(sp.name(), sp, eps)));
     }
 }

@@ -4,7 +4,7 @@ import io.nftproxy.nft.Transaction;
 import io.nftproxy.proxy.Capabilities;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 
 import java.io.IOException;
@@ -25,7 +25,7 @@ public final class RenderFootprint {
         int n = Integer.parseInt(args[0]);
         int eps = Integer.parseInt(args[1]);
         ProxyState state = new BenchCluster(eps).state(n);
-        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
+        TableModel inc = new TableModel(Renderer.upstream(), IpFamily.IPV4, BenchCluster.node());
         long t0 = System.nanoTime();
         Transaction tx = inc.sync(state, BenchCluster.node()).transaction();
         String script = tx.script(Capabilities.baseline());

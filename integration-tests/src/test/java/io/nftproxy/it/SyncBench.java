@@ -12,7 +12,7 @@ import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.sync.SyncResult;
-import io.nftproxy.sync.TableSyncer;
+import io.nftproxy.sync.KernelTable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -58,7 +58,7 @@ class SyncBench {
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
             client.capabilities();
             Instant now = Instant.parse("2025-01-01T00:00:00Z");
-            SyncResult cold = new TableSyncer(IpFamily.IPV4, client).sync(desired, now);
+            SyncResult cold = new KernelTable(IpFamily.IPV4, client).converge(desired, now);
             assertTrue(cold.success(), cold::toString);
 
             long l0 = System.nanoTime();
@@ -73,8 +73,8 @@ class SyncBench {
             System.out.printf("bench %,d: read-back breakdown: nft -j list %.0f ms (%,d chars), parse %.0f ms, diff %.0f ms%n",
                     services, listMs, json.length(), parseMs, fullDiffMs);
 
-            TableSyncer restarted = new TableSyncer(IpFamily.IPV4, client);
-            SyncResult adopt = restarted.sync(desired, now);
+            KernelTable restarted = new KernelTable(IpFamily.IPV4, client);
+            SyncResult adopt = restarted.converge(desired, now);
             assertTrue(adopt.success(), adopt::toString);
             assertEquals(0, adopt.commands(), "adoption rewrote objects");
 
@@ -97,7 +97,7 @@ class SyncBench {
                     String script = d.transaction().script(client.capabilities());
                     System.out.printf("bench %,d: single-change breakdown: diff %.1f ms, script %.2f ms:%n%s", services, diffMs, ms(y0), script);
                 }
-                SyncResult r = restarted.sync(next, now);
+                SyncResult r = restarted.commit(Differ.diff(desired, next), now);
                 assertTrue(r.success() && !r.full(), r::toString);
                 syncMs[k] = r.duration().toNanos() / 1e6;
                 commands += r.commands();

@@ -16,7 +16,7 @@ import io.nftproxy.nft.json.Json;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.sync.SyncResult;
-import io.nftproxy.sync.TableSyncer;
+import io.nftproxy.sync.KernelTable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -37,7 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * {@link TableSyncer} against the real kernel in a throwaway namespace, through in-process libnftables: the kernel
+ * {@link KernelTable} against the real kernel in a throwaway namespace, through in-process libnftables: the kernel
  * holds exactly the model after every sync of a long random walk; a restarted syncer adopts what is there without
  * rewriting it; foreign rules and tampering are repaired by a full sync.
  */
@@ -70,7 +70,7 @@ class SyncKernelTest {
     }
 
     /** The kernel's table, read back, differs from the model (plus flushed stale chains) in these ways. */
-    private static List<String> divergences(NftClient client, TableSyncer s, DesiredTable desired) throws Exception {
+    private static List<String> divergences(NftClient client, KernelTable s, DesiredTable desired) throws Exception {
         DesiredTable kernel = client.readTable(desired.family());
         if (kernel == null) return List.of("table missing");
         return TableComparison.diff(Differ.committed(desired, s.staleChains()), kernel, JSON_GAPS);
@@ -85,14 +85,16 @@ class SyncKernelTest {
         int full = 0, partial = 0, commands = 0, staleDeleted = 0;
         try (KernelNamespace ns = KernelNamespace.create("walk");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-            TableSyncer s = new TableSyncer(V4, client);
+            KernelTable s = new KernelTable(V4, client);
             Instant now = T0;
             String what = "start";
+            DesiredTable model = null;
             for (int i = 0; i <= steps; i++) {
                 if (i > 0) what = walk.step();
                 DesiredTable desired = render(walk.snapshot());
                 now = now.plusMillis(300);
-                SyncResult r = s.sync(desired, now);
+                SyncResult r = model == null ? s.converge(desired, now) : s.commit(Differ.diff(model, desired), now);
+                model = desired;
                 String ctx = "seed " + seed + " (replay with -Dsync.seed=" + seed + "), step " + i + " (" + what + ")";
                 assertTrue(r.success(), () -> ctx + ": " + r);
                 List<String> diff = divergences(client, s, desired);
@@ -102,9 +104,9 @@ class SyncKernelTest {
                 staleDeleted += r.staleChainsDeleted();
                 if (i % 100 == 50) {
                     // A restart in the middle of the walk: the new syncer adopts whatever state the walk reached.
-                    s = new TableSyncer(V4, client);
+                    s = new KernelTable(V4, client);
                     DesiredTable kernel = client.readTable(V4);
-                    SyncResult adopted = s.sync(desired, now);
+                    SyncResult adopted = s.converge(desired, now);
                     assertTrue(adopted.success() && adopted.full() && adopted.commands() == 0, () -> ctx + ": restart adoption: "
                             + adopted + "; a plain diff would send:\n" + Differ.diff(kernel, desired).transaction().script(Capabilities.baseline()));
                     full++;
@@ -121,12 +123,12 @@ class SyncKernelTest {
         DesiredTable want = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-                assertTrue(new TableSyncer(V4, client).sync(want, T0).success());
+                assertTrue(new KernelTable(V4, client).converge(want, T0).success());
             }
             String before = ns.listTable(V4);
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
                 String wouldSend = Differ.diff(client.readTable(V4), want).transaction().script(Capabilities.baseline());
-                SyncResult r = new TableSyncer(V4, client).sync(want, T0.plusSeconds(5));
+                SyncResult r = new KernelTable(V4, client).converge(want, T0.plusSeconds(5));
                 assertTrue(r.success() && r.full(), r::toString);
                 assertEquals(0, r.commands(), () -> "adoption rewrote objects that were right; a plain diff against the "
                         + "kernel would send:\n" + wouldSend);
@@ -141,12 +143,12 @@ class SyncKernelTest {
         DesiredTable after = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-                assertTrue(new TableSyncer(V4, client).sync(before, T0).success());
+                assertTrue(new KernelTable(V4, client).converge(before, T0).success());
             }
             Map<String, Object> handlesBefore = chainAndRuleHandles(ns.listTable(V4));
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-                TableSyncer restarted = new TableSyncer(V4, client);
-                SyncResult r = restarted.sync(after, T0.plusSeconds(5));
+                KernelTable restarted = new KernelTable(V4, client);
+                SyncResult r = restarted.converge(after, T0.plusSeconds(5));
                 assertTrue(r.success() && r.full(), r::toString);
                 assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
                 assertTrue(divergences(client, restarted, after).isEmpty());
@@ -184,12 +186,12 @@ class SyncKernelTest {
         DesiredTable want = render(base().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("foreign");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-            assertTrue(new TableSyncer(V4, client).sync(want, T0).success());
+            assertTrue(new KernelTable(V4, client).converge(want, T0).success());
             ns.nftOut("add", "rule", "ip", "kube-proxy", "services", "meta", "mark", "7", "accept");
             assertThrows(io.nftproxy.nft.UnrecognisedRuleException.class, () -> client.readTable(V4));
 
-            TableSyncer restarted = new TableSyncer(V4, client);
-            SyncResult r = restarted.sync(want, T0.plusSeconds(5));
+            KernelTable restarted = new KernelTable(V4, client);
+            SyncResult r = restarted.converge(want, T0.plusSeconds(5));
             assertTrue(r.success() && r.replaced(), r::toString);
             assertTrue(divergences(client, restarted, want).isEmpty());
             assertFalse(ns.listTableText(V4).contains("meta mark 0x00000007"), "the foreign rule survived");
@@ -209,15 +211,14 @@ class SyncKernelTest {
         tampers.put("ruleset flushed", "flush ruleset\n");
         try (KernelNamespace ns = KernelNamespace.create("tamper");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
-            TableSyncer s = new TableSyncer(V4, client);
+            KernelTable s = new KernelTable(V4, client);
             Instant now = T0;
             for (Map.Entry<String, String> t : tampers.entrySet()) {
-                assertTrue(s.sync(want, now).success());
+                assertTrue(s.converge(want, now).success());
                 ns.load(t.getValue());
                 assertNotEquals(List.of(), divergences(client, s, want), t.getKey() + " changed nothing");
-                s.forceFullSync();
                 now = now.plusSeconds(1);
-                SyncResult r = s.sync(want, now);
+                SyncResult r = s.converge(want, now);
                 assertTrue(r.success() && r.full() && r.commands() > 0, () -> t.getKey() + ": " + r);
                 assertTrue(divergences(client, s, want).isEmpty(), t.getKey() + " not repaired");
                 System.out.printf("tamper repair (%s): full sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),

@@ -8,7 +8,10 @@ import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 
+import io.nftproxy.proxy.IpFamily;
+
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -118,32 +121,11 @@ public final class Differ {
         return new Diff(tx, stale);
     }
 
-    /**
-     * The transaction that deletes stale chains from the committed table. A chain that has become active again
-     * (it has rules, or a rule or element points at it) is kept: deleting it would be refused with EBUSY.
-     */
-    public static Transaction deleteChains(DesiredTable committed, List<String> chains) {
-        Transaction tx = new Transaction(committed.family());
-        Set<String> referenced = new HashSet<>();
-        for (String c : committed.chains().keySet()) for (Rule r : committed.rules(c)) referenced.addAll(r.targets());
-        for (Element e : committed.allElements()) if (e.value() != null && e.value().target() != null) referenced.add(e.value().target());
-        for (String c : chains) {
-            if (committed.chain(c) != null && committed.rules(c).isEmpty() && !referenced.contains(c)) tx.delete(Chain.regular(c));
-        }
+    /** The transaction that deletes flushed chains nothing references any more (the stale chains of a diff). */
+    public static Transaction deletingChains(IpFamily family, Collection<String> chains) {
+        Transaction tx = new Transaction(family);
+        for (String c : chains) tx.delete(Chain.regular(c));
         return tx;
-    }
-
-    /** The committed table once {@link #deleteChains} succeeded. */
-    public static DesiredTable withoutChains(DesiredTable committed, Transaction deleted) {
-        if (deleted.isEmpty()) return committed;
-        Set<String> gone = new HashSet<>();
-        deleted.commands().forEach(c -> gone.add(((Chain) c.object()).name()));
-        DesiredTable.Builder b = DesiredTable.builder(committed.family());
-        committed.sets().values().forEach(b::set);
-        committed.chains().values().stream().filter(c -> !gone.contains(c.name())).forEach(b::chain);
-        for (String c : committed.chains().keySet()) if (!gone.contains(c)) committed.rules(c).forEach(b::rule);
-        committed.allElements().forEach(b::element);
-        return b.build();
     }
 
     /** What the kernel holds after {@link #diff} committed: the desired table plus the stale chains, empty. */

@@ -71,7 +71,7 @@ class DifferTest {
         kernel.apply(d.transaction());
         DesiredTable committed = Differ.committed(after, d.staleChains());
         assertEquals(committed, kernel.dump(IpFamily.IPV4));
-        kernel.apply(Differ.deleteChains(committed, d.staleChains()));
+        kernel.apply(CommittedTables.deleteChains(committed, d.staleChains()));
         assertEquals(after, kernel.dump(IpFamily.IPV4));
     }
 
@@ -110,9 +110,9 @@ class DifferTest {
                 DesiredTable want = render(walk.snapshot());
                 if (!stale.isEmpty() && i % 2 == 0) {
                     // The stale-chain delete runs before the sync, against what the kernel holds now.
-                    Transaction del = Differ.deleteChains(applied, stale);
+                    Transaction del = CommittedTables.deleteChains(applied, stale);
                     kernel.apply(del);
-                    applied = Differ.withoutChains(applied, del);
+                    applied = CommittedTables.withoutChains(applied, del);
                     DesiredTable now = applied;
                     stale = stale.stream().filter(c -> now.chain(c) != null).toList();
                 }

@@ -155,7 +155,7 @@ public final class RunCommand implements Callable<Integer> {
                 err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
                 return ExitCodes.NFT_UNAVAILABLE;
             }
-            ProxySync.Result result = new ProxySync(client, nodeOptions.renderer(), io.nftproxy.sync.TableSyncer.DEFAULT_FULL_SYNC_INTERVAL).sync(setup.snapshot(), node, Instant.now());
+            ProxySync.Result result = new ProxySync(client, nodeOptions.renderer(), io.nftproxy.sync.SyncPlanner.DEFAULT_READ_BACK_INTERVAL).sync(setup.snapshot(), node, Instant.now());
             int exit = ExitCodes.OK;
             for (SyncResult r : result.families().values()) {
                 if (r.success()) {

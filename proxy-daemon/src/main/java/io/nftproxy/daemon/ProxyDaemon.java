@@ -90,12 +90,6 @@ public final class ProxyDaemon implements AutoCloseable {
     private final CountDownLatch firstSync = new CountDownLatch(1);
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
-    private final java.util.concurrent.ScheduledExecutorService later =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "stale-chain-timer");
-                t.setDaemon(true);
-                return t;
-            });
     /** Health-check services by {@code ns/name}, kept up to date service by service; sync thread only. */
     private final Map<String, ServiceHealth> healthChecks = new java.util.TreeMap<>();
     /** The last follow-up (health checks, conntrack) did not finish: the next one starts from the whole state. */
@@ -143,7 +137,8 @@ public final class ProxyDaemon implements AutoCloseable {
                 LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
                         change.origin(), change.pid(), change.process(), change.detail());
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
-                runner.requestFullSync();
+                proxySync.requestReadBack();
+                runner.requestSync();
             }
 
             @Override public void onMonitorFailed(Exception cause) {
@@ -184,7 +179,7 @@ public final class ProxyDaemon implements AutoCloseable {
         return System.nanoTime() - lastRunNanos < options.config().syncPeriod().multipliedBy(2).plusSeconds(30).toNanos();
     }
 
-    private void syncOnce(SyncRunner.Request request) throws Exception {
+    private SyncRunner.Outcome syncOnce(SyncRunner.Request request) {
         try {
             if (!store.ready()) {
                 List<String> waiting = store.waitingFor();
@@ -192,26 +187,31 @@ public final class ProxyDaemon implements AutoCloseable {
                     LOG.info("first sync waits for the whole cluster: {} not listed yet; /healthz says 503 until then", waiting);
                     lastWaitingFor = waiting;
                 }
-                return;
+                return SyncRunner.Outcome.DONE;
             }
-            runSync(request);
+            return runSync();
         } finally {
             lastRunNanos = System.nanoTime();
         }
     }
 
-    private void runSync(SyncRunner.Request request) throws Exception {
+    private SyncRunner.Outcome runSync() {
         String hostname = options.node().hostname();
         NodeObject nodeObject = store.node(hostname);
         // A node running from manifests alone may have no Node object; that must not make /healthz fail.
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
         NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
-        if (request.full()) proxySync.forceFullSync();
         List<Instant> triggers = store.drainTriggerTimes();
         // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
         ServiceChanges changes = store.drainChanges();
+        Map<IpFamily, Long> cleanupFailuresBefore = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) cleanupFailuresBefore.put(f, proxySync.kernel(f).failedStaleDeletes());
         ProxySync.Result result = proxySync.sync(store, changes, node.node(), clock.instant());
+        for (IpFamily f : IpFamily.values()) {
+            long n = proxySync.kernel(f).failedStaleDeletes() - cleanupFailuresBefore.get(f);
+            for (long i = 0; i < n; i++) metrics.cleanupFailed(f);
+        }
         LOG.debug("sync core time={}us services={} everything={}", result.coreTime().toNanos() / 1000,
                 result.everything() ? -1 : result.deltas().size(), result.everything());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
@@ -228,25 +228,18 @@ public final class ProxyDaemon implements AutoCloseable {
                 ok = false;
             }
         }
-        if (!ok) throw new IllegalStateException("sync failed; the kernel keeps the previous table");
+        if (!ok) return SyncRunner.Outcome.FAILED;
         afterSuccessfulSync(result, node);
-        scheduleStaleChainCleanup();
         if (firstSync.getCount() > 0) {
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
-    }
-
-    /**
-     * Flushed chains are deleted by the first sync after their grace period; without this, an idle proxy would
-     * keep an empty chain of a deleted service until the next periodic run (upstream keeps it until any later sync).
-     */
-    private void scheduleStaleChainCleanup() {
-        boolean stale = false;
-        for (IpFamily f : IpFamily.values()) stale |= !proxySync.syncer(f).staleChains().isEmpty();
-        if (stale) later.schedule(runner::requestSync, io.nftproxy.sync.TableSyncer.STALE_CHAIN_GRACE.toMillis() + 100,
-                java.util.concurrent.TimeUnit.MILLISECONDS);
+        // Flushed chains are deleted by the first sync after their grace; without a follow-up, an idle proxy would
+        // keep a deleted service's empty chain until the periodic run (upstream keeps it until any later sync).
+        return proxySync.nextDeadline()
+                .map(at -> SyncRunner.Outcome.again(Duration.between(clock.instant(), at).plusMillis(50)))
+                .orElse(SyncRunner.Outcome.DONE);
     }
 
     private void afterSuccessfulSync(ProxySync.Result result, NodeSettings.Resolved node) {
@@ -383,7 +376,6 @@ public final class ProxyDaemon implements AutoCloseable {
                 LOG.debug("close failed error={}", e.toString());
             }
         }
-        later.shutdownNow();
         healthCheckNodePorts.close();
         try {
             client.close();

@@ -219,9 +219,6 @@ public final class ClusterStore implements ClusterView {
         return all ? ServiceChanges.ALL : ServiceChanges.of(keys);
     }
 
-    /** The next drain says everything changed: after a failed sync whose changes are drained already, say. */
-    public void markEverythingChanged() { everythingChanged.set(true); }
-
     @Override public Set<String> serviceKeys() {
         Set<String> out = new HashSet<>(services.keySet());
         out.addAll(slicesByService.keySet());

@@ -4,7 +4,6 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.Transaction;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
@@ -14,7 +13,7 @@ import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.proxy.ServicePortName;
 import io.nftproxy.proxy.ServiceState;
-import io.nftproxy.render.IncrementalRenderer;
+import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,19 +27,21 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * One sync of the whole proxy: both families' tables from the cluster and the node, each handed to its
- * {@link TableSyncer}. Owned by one thread.
+ * One sync of the whole proxy: both families' tables from the cluster and the node. Owned by one thread.
  *
- * <p>A sync given the Services that changed ({@link ServiceChanges}) costs what they are, not what the cluster
- * is: it validates only those Services ({@link ProxyStateBuilder#buildService}), turns their ports into
- * {@link IncrementalRenderer.Change}s, and hands the renderer's exact diff to {@link TableSyncer#apply}. A sync
- * of everything (first sync, a changed node, changed ServiceCIDRs or Nodes, and whenever a family's syncer is due
- * for a full sync: after a failure, when forced, on its timer) validates and renders every Service afresh and
- * re-seeds the incremental state; the families due for it diff against the kernel.
+ * <p>Three parts, one job each: {@link SyncPlanner} decides how much to do, each family's {@link TableModel}
+ * is the one model of what its table holds (and computes the diff of a change), and each {@link KernelTable}
+ * commits that diff or, when the plan says so, converges on the whole table by reading the kernel back.
+ *
+ * <p>A partial sync costs what the changed Services ({@link ServiceChanges}) are, not what the cluster is: it
+ * validates only those Services ({@link ProxyStateBuilder#buildService}), turns their ports into
+ * {@link TableModel.Change}s and commits the model's exact diff. A sync of everything validates and renders every
+ * Service afresh.
  *
  * <p>Diagnostics (objects skipped as invalid) are logged once per object and reason: a sync every second must not
  * repeat the same warning every second. An object is logged again when its reason changes, or when it was fixed
@@ -54,18 +55,18 @@ public final class ProxySync {
         private final Map<IpFamily, SyncResult> families;
         private final List<Diagnostic> diagnostics;
         private final List<Diagnostic> logged;
-        private final boolean everything;
+        private final SyncPlanner.Plan plan;
         private final List<ServiceDelta> deltas;
         private final Duration coreTime;
         private final long generation;
         private final Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
 
         private Result(Map<IpFamily, SyncResult> families, List<Diagnostic> diagnostics, List<Diagnostic> logged,
-                       boolean everything, List<ServiceDelta> deltas, Duration coreTime, Map<IpFamily, ProxyState> states) {
+                       SyncPlanner.Plan plan, List<ServiceDelta> deltas, Duration coreTime, Map<IpFamily, ProxyState> states) {
             this.families = families;
             this.diagnostics = diagnostics;
             this.logged = logged;
-            this.everything = everything;
+            this.plan = plan;
             this.deltas = deltas;
             this.coreTime = coreTime;
             this.generation = ProxySync.this.generation;
@@ -83,7 +84,10 @@ public final class ProxySync {
         public List<Diagnostic> logged() { return logged; }
 
         /** True when every Service was rebuilt; {@link #deltas} is then empty and means nothing. */
-        public boolean everything() { return everything; }
+        public boolean everything() { return plan.everything(); }
+
+        /** What the planner decided for this sync, with its reasons. */
+        public SyncPlanner.Plan plan() { return plan; }
 
         /** The Services a partial sync rebuilt, before and after. */
         public List<ServiceDelta> deltas() { return deltas; }
@@ -98,9 +102,9 @@ public final class ProxySync {
         }
 
         /** Service ports without local endpoints, internal and external traffic, as the table counts them. */
-        public int noLocalInternal(IpFamily f) { current(); return renderers.get(f).noLocalInternal(); }
+        public int noLocalInternal(IpFamily f) { current(); return models.get(f).noLocalInternal(); }
 
-        public int noLocalExternal(IpFamily f) { current(); return renderers.get(f).noLocalExternal(); }
+        public int noLocalExternal(IpFamily f) { current(); return models.get(f).noLocalExternal(); }
 
         private void current() {
             if (generation != ProxySync.this.generation) throw new IllegalStateException("a later sync replaced this result's state");
@@ -109,9 +113,9 @@ public final class ProxySync {
         @Override public String toString() { return families.values().toString(); }
     }
 
-    private final Map<IpFamily, TableSyncer> syncers = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, IncrementalRenderer> renderers = new EnumMap<>(IpFamily.class);
-    private final Map<IpFamily, TableSyncer.DesiredModel> models = new EnumMap<>(IpFamily.class);
+    private final SyncPlanner planner;
+    private final Map<IpFamily, KernelTable> kernel = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, TableModel> models = new EnumMap<>(IpFamily.class);
     /** Every Service key's state per family, as of the last sync. */
     private final Map<String, Map<IpFamily, ServiceState>> services = new HashMap<>();
     /** Diagnostics per Service key, both families merged; keys without any are absent. */
@@ -120,29 +124,27 @@ public final class ProxySync {
     private List<Diagnostic> cidrDiagnostics = List.of();
     /** kind/object/field of each diagnostic logged, with the reason logged. */
     private final Map<String, String> logged = new HashMap<>();
-    private NodeContext lastNode;
-    private boolean seeded;
     private long generation;
 
-    public ProxySync(NftClient client) { this(client, Renderer.upstream(), TableSyncer.DEFAULT_FULL_SYNC_INTERVAL); }
+    public ProxySync(NftClient client) { this(client, Renderer.upstream(), SyncPlanner.DEFAULT_READ_BACK_INTERVAL); }
 
-    public ProxySync(NftClient client, Renderer renderer, Duration fullSyncInterval) {
+    public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval) {
+        planner = new SyncPlanner(readBackInterval);
         for (IpFamily f : IpFamily.values()) {
-            syncers.put(f, new TableSyncer(f, client, fullSyncInterval));
-            IncrementalRenderer r = new IncrementalRenderer(renderer, f, null);
-            renderers.put(f, r);
-            models.put(f, new TableSyncer.DesiredModel() {
-                @Override public DesiredTable table() { return r.table().table(); }
-                @Override public boolean holdsChain(String chain) { return r.ownsChain(chain); }
-                @Override public Transaction deleteChains(List<String> stale) { return r.deleteStaleChains(stale); }
-            });
+            kernel.put(f, new KernelTable(f, client));
+            models.put(f, new TableModel(renderer, f, null));
         }
     }
 
-    public TableSyncer syncer(IpFamily f) { return syncers.get(f); }
+    public KernelTable kernel(IpFamily f) { return kernel.get(f); }
 
-    /** Both next syncs read the kernel back: for tampering reported by the monitor, say. */
-    public void forceFullSync() { syncers.values().forEach(TableSyncer::forceFullSync); }
+    /** Both next syncs read the kernel back: for tampering reported by the monitor, say. Thread-safe. */
+    public void requestReadBack() { planner.requestReadBack(); }
+
+    /** When the sync loop must run again even if nothing changes: flushed chains wait for their delete. */
+    public Optional<Instant> nextDeadline() {
+        return kernel.values().stream().map(KernelTable::nextStaleChainDeadline).flatMap(Optional::stream).min(Instant::compareTo);
+    }
 
     /** A sync of everything in {@code snapshot}. */
     public Result sync(ClusterSnapshot snapshot, NodeContext node, Instant now) {
@@ -158,8 +160,8 @@ public final class ProxySync {
         try {
             return syncOrThrow(cluster, changed, node, now);
         } catch (RuntimeException | Error e) {
-            // Half-updated Service states would make the next partial diff wrong: start over from everything.
-            seeded = false;
+            // Half-updated Service states and models would make the next partial diff wrong: start over.
+            planner.abandoned();
             throw e;
         }
     }
@@ -167,49 +169,43 @@ public final class ProxySync {
     private Result syncOrThrow(ClusterView cluster, ServiceChanges changed, NodeContext node, Instant now) {
         long t0 = System.nanoTime();
         long kernelNanos = 0;
-        if (lastNode != null && !lastNode.equals(node)) {
-            log.info("node context changed; full sync of both tables");
-            forceFullSync();
-        }
-        boolean everything = !seeded || changed.all() || !node.equals(lastNode)
-                || syncers.values().stream().anyMatch(s -> s.fullSyncDue(now));
+        SyncPlanner.Plan plan = planner.plan(changed, node, now);
+        if (plan.everything()) log.info("sync of everything: {}; reading back {}", plan.reasons(), plan.readBack());
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
-        if (everything) {
+        if (plan.everything()) {
             rebuildAll(cluster, node.nodeName());
             for (IpFamily f : IpFamily.values()) {
                 ProxyState state = wholeState(f);
                 states.put(f, state);
-                TableSyncer s = syncers.get(f);
-                IncrementalRenderer r = renderers.get(f);
+                TableModel m = models.get(f);
                 long k0;
-                if (!seeded || s.fullSyncDue(now)) {
-                    DesiredTable table = r.reset(state, node).table();
+                if (plan.readBack(f)) {
+                    DesiredTable table = m.rebuild(state, node).table();
                     k0 = System.nanoTime();
-                    results.put(f, s.sync(table, now));
+                    results.put(f, kernel.get(f).converge(table, now));
                 } else {
-                    Differ.Diff d = r.sync(state, node);
+                    Differ.Diff d = m.sync(state, node);
                     k0 = System.nanoTime();
-                    results.put(f, s.apply(d, models.get(f), now));
+                    results.put(f, kernel.get(f).commit(d, now));
                 }
                 kernelNanos += System.nanoTime() - k0;
             }
         } else {
             deltas = rebuild(cluster, changed.services(), node.nodeName());
             for (IpFamily f : IpFamily.values()) {
-                Differ.Diff d = renderers.get(f).update(changes(deltas, f));
+                Differ.Diff d = models.get(f).update(changes(deltas, f));
                 long k0 = System.nanoTime();
-                results.put(f, syncers.get(f).apply(d, models.get(f), now));
+                results.put(f, kernel.get(f).commit(d, now));
                 kernelNanos += System.nanoTime() - k0;
             }
         }
-        seeded = true;
-        lastNode = node;
+        planner.done(plan, results, node, now);
         List<Diagnostic> diags = allDiagnostics();
         List<Diagnostic> fresh = logNewDiagnostics(diags);
         Duration core = Duration.ofNanos(System.nanoTime() - t0 - kernelNanos);
-        return new Result(results, diags, fresh, everything, deltas, core, states);
+        return new Result(results, diags, fresh, plan, deltas, core, states);
     }
 
     private void rebuildAll(ClusterView cluster, String nodeName) {
@@ -265,17 +261,17 @@ public final class ProxySync {
     }
 
     /** The renderer's changes of one family: every port of a rebuilt Service, and the ports it no longer has. */
-    private static List<IncrementalRenderer.Change> changes(List<ServiceDelta> deltas, IpFamily f) {
-        List<IncrementalRenderer.Change> out = new ArrayList<>();
+    private static List<TableModel.Change> changes(List<ServiceDelta> deltas, IpFamily f) {
+        List<TableModel.Change> out = new ArrayList<>();
         for (ServiceDelta d : deltas) {
             ServiceState before = d.before(f);
             ServiceState after = d.after(f);
             for (ServicePortName n : before.servicePorts().keySet()) {
-                if (!after.servicePorts().containsKey(n)) out.add(new IncrementalRenderer.Change(n, null, List.of()));
+                if (!after.servicePorts().containsKey(n)) out.add(new TableModel.Change(n, null, List.of()));
             }
             for (ServicePort sp : after.servicePorts().values()) {
                 List<Endpoint> eps = after.endpointsOf(sp.name());
-                out.add(new IncrementalRenderer.Change(sp.name(), sp, eps));
+                out.add(new TableModel.Change(sp.name(), sp, eps));
             }
         }
         return out;

@@ -20,10 +20,11 @@ import java.util.concurrent.TimeUnit;
  * <li>Once the first run happened, a run starts at least every {@code max} (measured start to start) even with
  *     no request, to catch anything missed. Before the first request nothing runs at all: nothing is programmed
  *     before the sources have been listed.</li>
- * <li>A run that throws is retried after {@code retry}, doubling per consecutive failure up to {@code maxRetry};
- *     requests wait for the retry rather than hammer a failing kernel. The first success resets the backoff.</li>
- * <li>{@link Request#full()} is true for the first run, after {@link #requestFullSync()}, and for every retry after
- *     a failure (a failed transaction leaves the applied state unknown).</li>
+ * <li>A run that fails ({@link Outcome#FAILED}, or throws) is retried after {@code retry}, doubling per consecutive
+ *     failure up to {@code maxRetry}; requests wait for the retry rather than hammer a failing kernel. The first
+ *     success resets the backoff. What a retry does is the task's business, not the runner's.</li>
+ * <li>A run may ask to be followed by another one after a delay ({@link Outcome#again}), for work that is due
+ *     later (flushed chains waiting for their delete); the min interval still applies.</li>
  * </ul>
  * Thread-safe. The time source and the thread are a {@link Scheduler}, so tests can drive it on virtual time.
  */
@@ -52,17 +53,27 @@ public final class SyncRunner {
     /**
      * What a run is asked to do.
      *
-     * @param full                rebuild from scratch rather than apply a diff (first run, asked for, or after a failure)
      * @param requested           whether a {@link #requestSync()} is being served; false for a run only the max
      *                            interval started (or a retry nobody asked for)
      * @param consecutiveFailures how many runs in a row failed before this one
      */
-    public record Request(boolean full, boolean requested, int consecutiveFailures) {}
+    public record Request(boolean requested, int consecutiveFailures) {}
 
-    /** The work. Throwing means failure: the runner retries with backoff. */
+    /**
+     * How a run went, as a value: a failure is an expected outcome (the kernel refused a transaction), not an
+     * exception. {@code again}, when not null, asks for another run that long after this one, even without a request.
+     */
+    public record Outcome(boolean success, Duration again) {
+        public static final Outcome DONE = new Outcome(true, null);
+        public static final Outcome FAILED = new Outcome(false, null);
+
+        public static Outcome again(Duration after) { return new Outcome(true, Objects.requireNonNull(after)); }
+    }
+
+    /** The work. Throwing is a bug, treated like {@link Outcome#FAILED} so that the loop never dies. */
     @FunctionalInterface
     public interface Task {
-        void sync(Request request) throws Exception;
+        Outcome sync(Request request) throws Exception;
     }
 
     /** Clock and thread. All tasks run one at a time, in due order. */
@@ -91,7 +102,8 @@ public final class SyncRunner {
 
     // All guarded by "this".
     private boolean pending;
-    private boolean fullPending = true;
+    /** When a run asked to be followed up; NEVER if it did not. */
+    private long followUpDue = NEVER;
     private boolean running;
     private boolean stopped;
     private boolean everRan;
@@ -120,15 +132,6 @@ public final class SyncRunner {
             pending = true;
             if (!running) arm();
         }
-    }
-
-    /** Asks for a run and marks it full. */
-    public void requestFullSync() {
-        synchronized (this) {
-            if (stopped) return;
-            fullPending = true;
-        }
-        requestSync();
     }
 
     /** How many runs in a row have failed; 0 after a success. */
@@ -160,7 +163,7 @@ public final class SyncRunner {
         if (!everRan) return pending ? Long.MIN_VALUE : NEVER;
         long earliest = lastEnd + intervals.min().toNanos();
         if (pending) return earliest;
-        return Math.max(lastStart + intervals.max().toNanos(), earliest);
+        return Math.max(Math.min(lastStart + intervals.max().toNanos(), followUpDue), earliest);
     }
 
     /** {@code retry · 2^(failures-1)}, capped at {@code maxRetry}. */
@@ -206,35 +209,38 @@ public final class SyncRunner {
                 arm();
                 return;
             }
-            request = new Request(fullPending || failures > 0, pending, failures);
+            request = new Request(pending, failures);
             pending = false;
-            fullPending = false;
+            followUpDue = NEVER;
             running = true;
             lastStart = now;
         }
         Throwable failure = null;
+        Outcome outcome;
         try {
-            task.sync(request);
-        } catch (Throwable t) { // everything, so the loop never dies; the next run is a full retry
+            outcome = Objects.requireNonNull(task.sync(request), "the task returned no outcome");
+        } catch (Throwable t) { // everything, so the loop never dies
             failure = t;
+            outcome = Outcome.FAILED;
         }
         synchronized (this) {
             running = false;
             everRan = true;
             lastEnd = scheduler.nanoTime();
-            if (failure == null) {
+            if (outcome.success()) {
                 if (failures > 0) LOG.info("sync recovered after_failures={}", failures);
                 failures = 0;
+                if (outcome.again() != null) followUpDue = lastEnd + outcome.again().toNanos();
             } else {
                 failures++;
                 long retryMs = TimeUnit.NANOSECONDS.toMillis(Math.max(intervals.min().toNanos(), backoff(failures)));
-                // The stack trace once per failure streak: the retries of a persistent failure would repeat it.
-                if (failures == 1) {
-                    LOG.warn("sync failed consecutive_failures={} retry_in_ms={} full={} cause={}", failures, retryMs,
-                            request.full(), String.valueOf(failure), failure);
+                if (failure == null) {
+                    LOG.warn("sync failed consecutive_failures={} retry_in_ms={}", failures, retryMs);
+                } else if (failures == 1) {
+                    // The stack trace once per failure streak: the retries of a persistent bug would repeat it.
+                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure), failure);
                 } else {
-                    LOG.warn("sync failed consecutive_failures={} retry_in_ms={} full={} cause={}", failures, retryMs,
-                            request.full(), String.valueOf(failure));
+                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure));
                 }
             }
             if (!stopped) arm();

@@ -53,7 +53,7 @@ class IncrementalProxySyncTest {
             if (i == STEPS / 2) {
                 // Someone else's change, which the monitor would report.
                 fake.flushChain(IpFamily.IPV4, "services");
-                sync.forceFullSync();
+                sync.requestReadBack();
             }
             if (i == 2 * STEPS / 3) now = now.plus(Duration.ofHours(2));
             store.replaceAll(cluster.snapshot());
@@ -69,7 +69,7 @@ class IncrementalProxySyncTest {
             ClusterSnapshot snapshot = store.snapshot();
             Renderer.Rendering full = renderer.render(snapshot, node);
             for (IpFamily f : IpFamily.values()) {
-                DesiredTable want = Differ.committed(full.table(f), sync.syncer(f).staleChains());
+                DesiredTable want = Differ.committed(full.table(f), sync.kernel(f).staleChains());
                 DesiredTable have = fake.dump(f);
                 if (!want.equals(have)) divergences.add(where + " " + f + ": kernel differs from the full render");
                 ProxyState whole = ProxyStateBuilder.build(snapshot, f, node.nodeName());

@@ -4,6 +4,7 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,7 @@ import static io.nftproxy.TestClusters.slice;
 import static io.nftproxy.TestClusters.svc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ProxySyncTest {
@@ -43,14 +45,24 @@ class ProxySyncTest {
     }
 
     @Test
-    void aChangedNodeMakesBothSyncsFull() {
+    void aChangedNodeRerendersEverythingAndSendsTheDifferenceWithoutReadingTheKernel() {
         FakeNftClient fake = new FakeNftClient();
         ProxySync sync = new ProxySync(fake);
-        sync.sync(cluster1().snapshot(), TestClusters.node(), T0);
-        NodeContext moved = TestClusters.node().withLocalAddresses(List.of(IpAddress.parse("192.168.10.20"), IpAddress.parse("192.168.10.21")));
-        ProxySync.Result r = sync.sync(cluster1().snapshot(), moved, T0.plusSeconds(1));
-        for (IpFamily f : IpFamily.values()) assertTrue(r.families().get(f).full(), f.toString());
-        assertEquals(Renderer.upstream().render(cluster1().snapshot(), moved).table(IpFamily.IPV4), fake.dump(IpFamily.IPV4));
+        TestClusters withNodePort = cluster1().service(svc("a", "np").type("NodePort").clusterIP("172.30.0.9").port("http", "TCP", 80, 30080).build());
+        sync.sync(withNodePort.snapshot(), TestClusters.node(), T0);
+        long reads = fake.readCalls();
+        NodeContext n = TestClusters.node();
+        NodeContext moved = new NodeContext(n.nodeName(), n.zone(), List.of(IpAddress.parse("192.168.10.30"), IpAddress.parse("fd00:192:168:10::30")),
+                n.clusterCidrs(), List.of(IpPrefix.parse("192.168.10.30/32"), IpPrefix.parse("fd00:192:168:10::30/128")),
+                List.of(IpAddress.parse("192.168.10.30"), IpAddress.parse("fd00:192:168:10::30")), false, NodeContext.DEFAULT_MASQUERADE_BIT, true);
+        ProxySync.Result r = sync.sync(ClusterView.of(withNodePort.snapshot()), ServiceChanges.NONE, moved, T0.plusSeconds(1));
+        assertTrue(r.success(), r::toString);
+        assertTrue(r.everything());
+        assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE_CHANGED), r.plan().reasons());
+        for (IpFamily f : IpFamily.values()) assertFalse(r.families().get(f).full(), f.toString());
+        assertEquals(reads, fake.readCalls(), "the model is what the kernel holds; nothing to read back");
+        assertTrue(r.families().get(IpFamily.IPV4).commands() > 0, "the node-port addresses changed");
+        for (IpFamily f : IpFamily.values()) assertEquals(Renderer.upstream().render(withNodePort.snapshot(), moved).table(f), fake.dump(f));
     }
 
     @Test
@@ -67,7 +79,8 @@ class ProxySyncTest {
 
         TestClusters otherReason = cluster1().service(svc("a", "bad").clusterIP("not-an-ip").port("http", "TCP", 80).build());
         ProxySync.Result third = sync.sync(otherReason.snapshot(), TestClusters.node(), T0.plusSeconds(2));
-        if (!third.diagnostics().equals(first.diagnostics())) assertFalse(third.logged().isEmpty(), "a new reason is logged");
+        assertNotEquals(first.diagnostics(), third.diagnostics(), "the two bad ClusterIPs must be reported differently");
+        assertEquals(third.diagnostics(), third.logged(), "a new reason is logged");
 
         sync.sync(cluster1().snapshot(), TestClusters.node(), T0.plusSeconds(3));
         ProxySync.Result broke = sync.sync(broken.snapshot(), TestClusters.node(), T0.plusSeconds(4));

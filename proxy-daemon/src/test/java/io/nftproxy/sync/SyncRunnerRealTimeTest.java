@@ -22,7 +22,10 @@ class SyncRunnerRealTimeTest {
     void aRequestIsServedWithinTheMinIntervalPlusEpsilon() throws Exception {
         BlockingQueue<Long> starts = new LinkedBlockingQueue<>();
         SyncRunner s = SyncRunner.onOwnThread("sync-test", new SyncRunner.Intervals(MIN, Duration.ofHours(1),
-                Duration.ofSeconds(1), Duration.ofSeconds(1)), r -> starts.add(System.nanoTime()));
+                Duration.ofSeconds(1), Duration.ofSeconds(1)), r -> {
+            starts.add(System.nanoTime());
+            return SyncRunner.Outcome.DONE;
+        });
         try {
             long asked = System.nanoTime();
             s.requestSync();
@@ -57,6 +60,7 @@ class SyncRunnerRealTimeTest {
             } catch (InterruptedException e) {
                 interrupted.countDown();
             }
+            return SyncRunner.Outcome.DONE;
         });
         s.requestSync();
         assertTrue(started.await(5, TimeUnit.SECONDS));

@@ -27,9 +27,16 @@ class SyncRunnerTest {
     record Run(long startMs, SyncRunner.Request request) {}
 
     private SyncRunner runner(Consumer<SyncRunner.Request> body) {
+        return outcomes(r -> {
+            body.accept(r);
+            return SyncRunner.Outcome.DONE;
+        });
+    }
+
+    private SyncRunner outcomes(java.util.function.Function<SyncRunner.Request, SyncRunner.Outcome> body) {
         return new SyncRunner(new SyncRunner.Intervals(MIN, MAX, RETRY, MAX_RETRY), r -> {
             runs.add(new Run(ms(clock.nanoTime()), r));
-            body.accept(r);
+            return body.apply(r);
         }, clock);
     }
 
@@ -51,7 +58,6 @@ class SyncRunnerTest {
         for (int i = 0; i < 1000; i++) s.requestSync();
         clock.runDue();
         assertEquals(List.of(0L), starts());
-        assertTrue(runs.get(0).request().full(), "the first run is full");
         clock.advance(MIN.multipliedBy(5));
         assertEquals(1, runs.size(), "served requests leave nothing pending");
     }
@@ -70,7 +76,6 @@ class SyncRunnerTest {
         assertEquals(List.of(0L), starts(), "not before end (300) + min (100)");
         clock.advance(Duration.ofMillis(1));
         assertEquals(List.of(0L, 400L), starts());
-        assertFalse(runs.get(1).request().full());
         assertTrue(runs.get(1).request().requested());
         clock.advance(Duration.ofSeconds(1));
         assertEquals(2, runs.size());
@@ -103,7 +108,6 @@ class SyncRunnerTest {
         clock.advance(MAX.multipliedBy(3));
         assertEquals(List.of(0L, 60_000L, 120_000L, 180_000L), starts(), "start to start, whatever the run takes");
         assertTrue(runs.stream().skip(1).noneMatch(r -> r.request().requested()), "nobody asked for these");
-        assertTrue(runs.stream().skip(1).noneMatch(r -> r.request().full()));
     }
 
     @Test
@@ -124,10 +128,16 @@ class SyncRunnerTest {
     void failuresBackOffExponentiallyUpToTheCapThenResetOnSuccess() {
         int[] failuresLeft = {6};
         SyncRunner[] s = new SyncRunner[1];
-        s[0] = runner(r -> {
+        s[0] = outcomes(r -> {
             clock.elapse(Duration.ofMillis(10));
+            // A failure reported as a value and a bug that throws are retried alike.
+            if (failuresLeft[0] > 3) {
+                failuresLeft[0]--;
+                return SyncRunner.Outcome.FAILED;
+            }
             if (failuresLeft[0]-- > 0) throw new IllegalStateException("kernel said no");
             if (runs.size() == 7) s[0].requestSync(); // an event during the successful run
+            return SyncRunner.Outcome.DONE;
         });
         s[0].requestSync();
         clock.runDue();
@@ -139,18 +149,15 @@ class SyncRunnerTest {
         for (int i = 1; i < 8; i++) gaps.add(runs.get(i).startMs() - runs.get(i - 1).startMs() - 10);
         assertEquals(List.of(1000L, 2000L, 4000L, 8000L, 8000L, 8000L, 100L), gaps,
                 "end-to-start gaps: 1 s doubling to the 8 s cap, then the min interval once a run succeeded");
-        for (int i = 1; i < 7; i++) {
-            assertTrue(runs.get(i).request().full(), "every retry is full");
-            assertEquals(i, runs.get(i).request().consecutiveFailures());
-        }
-        assertFalse(runs.get(7).request().full());
+        for (int i = 1; i < 7; i++) assertEquals(i, runs.get(i).request().consecutiveFailures());
+        assertEquals(0, runs.get(7).request().consecutiveFailures());
         assertEquals(0, s[0].consecutiveFailures());
     }
 
     @Test
     void backoffArithmeticIsCappedWithoutOverflow() {
         SyncRunner s = new SyncRunner(new SyncRunner.Intervals(MIN, MAX, Duration.ofMillis(250), Duration.ofSeconds(30)),
-                r -> {}, clock);
+                r -> SyncRunner.Outcome.DONE, clock);
         assertEquals(Duration.ofMillis(250).toNanos(), s.backoff(1));
         assertEquals(Duration.ofMillis(500).toNanos(), s.backoff(2));
         assertEquals(Duration.ofSeconds(16).toNanos(), s.backoff(7));
@@ -159,17 +166,16 @@ class SyncRunnerTest {
     }
 
     @Test
-    void aFullSyncRequestMarksOnlyTheNextRun() {
-        SyncRunner s = runner(r -> {});
+    void aRunThatAsksForAFollowUpGetsOneWithoutARequestButNotBeforeTheMinInterval() {
+        SyncRunner s = outcomes(r -> runs.size() == 1 ? SyncRunner.Outcome.again(Duration.ofMillis(300))
+                : runs.size() == 2 ? SyncRunner.Outcome.again(Duration.ofMillis(10)) : SyncRunner.Outcome.DONE);
         s.requestSync();
         clock.runDue();
-        clock.advance(Duration.ofSeconds(1));
-        s.requestFullSync();
-        clock.runDue();
-        clock.advance(Duration.ofSeconds(1));
-        s.requestSync();
-        clock.runDue();
-        assertEquals(List.of(true, true, false), runs.stream().map(r -> r.request().full()).toList());
+        clock.advance(Duration.ofSeconds(5));
+        assertEquals(List.of(0L, 300L, 400L), starts(), "a follow-up after 300 ms, then one held to the 100 ms min interval");
+        assertFalse(runs.get(1).request().requested(), "nobody asked for the follow-ups");
+        clock.advance(MAX);
+        assertEquals(4, runs.size(), "then only the max interval");
     }
 
     @Test
@@ -179,7 +185,6 @@ class SyncRunnerTest {
         clock.runDue();
         assertTrue(s.stop());
         s.requestSync();
-        s.requestFullSync();
         clock.advance(MAX.multipliedBy(3));
         assertEquals(1, runs.size());
     }

@@ -148,7 +148,7 @@ class DaemonAgainstApiServerTest {
         t0 = System.nanoTime();
         admin.services().inNamespace(ns).withName("web").delete();
         admin.discovery().v1().endpointSlices().inNamespace(ns).withName("web-1").delete();
-        // The service chain itself is flushed at once and deleted by a later sync (TableSyncer's stale-chain grace),
+        // The service chain itself is flushed at once and deleted by a later sync (KernelTable's stale-chain grace),
         // so what must be gone now is the ClusterIP's dispatch and every DNAT.
         awaitKernel("deleted", Duration.ofSeconds(10), () -> !kernelText().contains(cip + " . tcp") && endpoints(ns, "web").isEmpty());
         System.out.printf("API -> kernel: delete converged in %d ms%n", ms(t0));

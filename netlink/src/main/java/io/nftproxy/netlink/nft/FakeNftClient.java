@@ -41,6 +41,7 @@ public final class FakeNftClient implements NftClient {
     private Predicate<Transaction> failWhen = tx -> false;
     private String failureText = INJECTED_ERROR;
     private long applyCalls;
+    private long readCalls;
     private long commandsApplied;
     private long failures;
     private Transaction lastTransaction;
@@ -127,6 +128,7 @@ public final class FakeNftClient implements NftClient {
     }
 
     @Override public synchronized DesiredTable readTable(IpFamily family) throws UnrecognisedRuleException {
+        readCalls++;
         DesiredTable t = tables.dump(family);
         List<UnrecognisedRuleException.Item> items = foreign.get(family);
         if (t != null && items != null && !items.isEmpty()) throw new UnrecognisedRuleException(t, items);
@@ -144,6 +146,9 @@ public final class FakeNftClient implements NftClient {
 
     /** Non-empty transactions the caller sent, failed ones included. */
     public synchronized long applyCalls() { return applyCalls; }
+
+    /** Tables read back by the caller. */
+    public synchronized long readCalls() { return readCalls; }
 
     /** Commands in transactions that committed. */
     public synchronized long commandsApplied() { return commandsApplied; }

@@ -17,7 +17,6 @@ import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -34,7 +33,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class TableSyncerTest {
+/**
+ * {@link KernelTable} against the fake kernel: commits of ready diffs, convergence by read-back, stale chains and
+ * failures. Which of the two a sync does is {@link SyncPlanner}'s decision; these tests make it themselves.
+ */
+class KernelTableTest {
     private static final IpFamily V4 = IpFamily.IPV4;
     private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
 
@@ -55,16 +58,16 @@ class TableSyncerTest {
     }
 
     /** What the kernel must hold after a successful sync: the model, plus the flushed chains awaiting deletion. */
-    private static void assertKernelIsModel(FakeNftClient fake, TableSyncer s, DesiredTable desired, String why) {
-        DesiredTable want = Differ.committed(desired, s.staleChains());
+    private static void assertKernelIsModel(FakeNftClient fake, KernelTable k, DesiredTable desired, String why) {
+        DesiredTable want = Differ.committed(desired, k.staleChains());
         assertEquals(want, fake.dump(desired.family()), why);
     }
 
     @Test
-    void firstSyncIsFullAndCreatesTheTable() {
-        TableSyncer s = new TableSyncer(V4, fake);
+    void convergingOnAnEmptyKernelCreatesTheTable() {
+        KernelTable k = new KernelTable(V4, fake);
         DesiredTable want = render(base().snapshot());
-        SyncResult r = s.sync(want, T0);
+        SyncResult r = k.converge(want, T0);
         assertTrue(r.success(), r::toString);
         assertTrue(r.full());
         assertEquals(Differ.diff(null, want).transaction().size(), r.commands());
@@ -72,11 +75,12 @@ class TableSyncerTest {
     }
 
     @Test
-    void noChangeSendsNothing() {
-        TableSyncer s = new TableSyncer(V4, fake);
-        s.sync(render(base().snapshot()), T0);
+    void anEmptyDiffNeverReachesTheKernel() {
+        KernelTable k = new KernelTable(V4, fake);
+        DesiredTable want = render(base().snapshot());
+        k.converge(want, T0);
         long calls = fake.applyCalls();
-        SyncResult r = s.sync(render(base().snapshot()), T0.plusSeconds(1));
+        SyncResult r = k.commit(Differ.diff(want, render(base().snapshot())), T0.plusSeconds(1));
         assertTrue(r.success());
         assertFalse(r.full());
         assertEquals(0, r.commands());
@@ -84,36 +88,77 @@ class TableSyncerTest {
     }
 
     @Test
-    void addingAndRemovingAServiceSendsOnlyItsObjects() {
-        TableSyncer s = new TableSyncer(V4, fake);
+    void removedServicesChainsAreDeletedAfterTheGraceInATransactionOfTheirOwn() {
+        KernelTable k = new KernelTable(V4, fake);
         DesiredTable before = render(base().snapshot());
-        s.sync(before, T0);
         DesiredTable after = render(withDb().snapshot());
+        k.converge(before, T0);
 
-        SyncResult add = s.sync(after, T0.plusSeconds(1));
-        assertFalse(add.full());
+        SyncResult add = k.commit(Differ.diff(before, after), T0.plusSeconds(1));
+        assertTrue(add.success());
         List<Command> sent = fake.lastTransaction().commands();
-        assertEquals(Differ.diff(before, after).transaction().commands(), sent);
         for (Command c : sent) {
             assertEquals(Verb.ADD, c.verb(), c::toString);
             assertTrue(mentions(c, "db"), () -> "not the db service's object: " + c);
         }
         assertEquals(after, fake.dump(V4));
+        assertTrue(k.nextStaleChainDeadline().isEmpty());
 
-        SyncResult remove = s.sync(before, T0.plusSeconds(2));
+        Instant removed = T0.plusSeconds(2);
+        SyncResult remove = k.commit(Differ.diff(after, before), removed);
         assertTrue(remove.success());
         for (Command c : fake.lastTransaction().commands()) assertTrue(mentions(c, "db"), () -> "not the db service's object: " + c);
-        assertFalse(s.staleChains().isEmpty(), "the removed service's chains wait, flushed, for a later delete");
-        assertKernelIsModel(fake, s, before, "after removal");
+        assertFalse(k.staleChains().isEmpty(), "the removed service's chains wait, flushed, for a later delete");
+        assertEquals(removed.plus(KernelTable.STALE_CHAIN_GRACE), k.nextStaleChainDeadline().orElseThrow());
+        assertKernelIsModel(fake, k, before, "after removal");
 
-        // Within the grace the chains stay; after it they go, in a transaction of their own.
-        SyncResult early = s.sync(before, T0.plusMillis(2500));
-        assertEquals(0, early.staleChainsDeleted());
-        SyncResult late = s.sync(before, T0.plusSeconds(4));
+        Differ.Diff nothing = Differ.diff(before, before);
+        assertEquals(0, k.commit(nothing, removed.plusMillis(500)).staleChainsDeleted(), "within the grace the chains stay");
+        SyncResult late = k.commit(nothing, removed.plus(KernelTable.STALE_CHAIN_GRACE));
         assertTrue(late.staleChainsDeleted() > 0);
         assertEquals(0, late.commands());
-        assertTrue(s.staleChains().isEmpty());
+        assertTrue(k.staleChains().isEmpty());
+        assertTrue(k.nextStaleChainDeadline().isEmpty());
         assertEquals(before, fake.dump(V4));
+    }
+
+    @Test
+    void aChainThatComesBackWithinTheGraceIsNotDeleted() {
+        KernelTable k = new KernelTable(V4, fake);
+        DesiredTable before = render(base().snapshot());
+        DesiredTable after = render(withDb().snapshot());
+        k.converge(after, T0);
+        k.commit(Differ.diff(after, before), T0.plusSeconds(1));
+        assertFalse(k.staleChains().isEmpty());
+        k.commit(Differ.diff(before, after), T0.plusMillis(1500));
+        assertTrue(k.staleChains().isEmpty(), "the chains are in use again: " + k.staleChains());
+        SyncResult r = k.commit(Differ.diff(after, after), T0.plusSeconds(5));
+        assertTrue(r.success(), r::toString);
+        assertEquals(0, r.staleChainsDeleted());
+        assertEquals(after, fake.dump(V4));
+    }
+
+    @Test
+    void convergingTakesStaleChainsFromTheKernelAndKeepsTheirAge() {
+        KernelTable k = new KernelTable(V4, fake);
+        DesiredTable before = render(base().snapshot());
+        DesiredTable after = render(withDb().snapshot());
+        k.converge(after, T0);
+        Instant removed = T0.plusSeconds(1);
+        k.commit(Differ.diff(after, before), removed);
+        List<String> stale = k.staleChains();
+
+        SyncResult r = k.converge(before, removed.plusMillis(500));
+        assertTrue(r.success() && r.commands() == 0, r::toString);
+        assertEquals(stale, k.staleChains(), "the kernel still holds them flushed");
+        assertEquals(removed.plus(KernelTable.STALE_CHAIN_GRACE), k.nextStaleChainDeadline().orElseThrow(), "age kept");
+
+        // A table read back by a new owner (a restart) finds the flushed chains and deletes them after a grace.
+        KernelTable restarted = new KernelTable(V4, fake);
+        Instant restart = removed.plusSeconds(10);
+        restarted.converge(before, restart);
+        assertEquals(stale, restarted.staleChains());
+        assertEquals(restart.plus(KernelTable.STALE_CHAIN_GRACE), restarted.nextStaleChainDeadline().orElseThrow());
     }
 
     private static boolean mentions(Command c, String service) {
@@ -123,53 +168,52 @@ class TableSyncerTest {
         return text.contains(service) || text.contains("172.30.0.2") || text.contains("10.180.0.3");
     }
 
+    /** Random changes with injected failures; a caller that converges after each failure, as the planner does. */
     @Test
-    void injectedFailuresAreFollowedByAConvergingFullSync() {
+    void injectedFailuresLeaveTheKernelAsItWasAndConvergingRepairsEverything() {
         long seed = Long.getLong("sync.seed", System.nanoTime());
         fake.failWhen(FakeNftClient.randomly(seed, 0.05));
         RandomClusters walk = new RandomClusters(seed);
-        TableSyncer s = new TableSyncer(V4, fake);
+        KernelTable k = new KernelTable(V4, fake);
         Instant now = T0;
         int failures = 0, recoveries = 0;
-        boolean failedBefore = false;
+        boolean failedBefore = true;
+        DesiredTable model = null;
         String what = "start";
         for (int i = 0; i < 400; i++) {
             if (i > 0) what = walk.step();
             DesiredTable desired = render(walk.snapshot());
             DesiredTable kernelBefore = fake.dump(V4);
             now = now.plusMillis(400);
-            SyncResult r = s.sync(desired, now);
+            boolean converging = failedBefore;
+            SyncResult r = converging ? k.converge(desired, now) : k.commit(Differ.diff(model, desired), now);
+            model = desired;
             String ctx = "seed " + seed + " (-Dsync.seed=" + seed + "), step " + i + " (" + what + "): " + r;
+            assertEquals(converging, r.full(), ctx);
             if (r.success()) {
-                assertKernelIsModel(fake, s, desired, ctx);
-                if (failedBefore) {
-                    assertTrue(r.full(), "the sync after a failure must be full: " + ctx);
-                    recoveries++;
-                }
+                assertKernelIsModel(fake, k, desired, ctx);
+                if (failedBefore && i > 0) recoveries++;
                 failedBefore = false;
             } else {
                 failures++;
                 failedBefore = true;
                 assertEquals(NftException.Kind.FAILED, r.errorKind(), ctx);
-                assertTrue(s.needsFullSync(), ctx);
                 if (r.staleChainsDeleted() == 0) assertEquals(kernelBefore, fake.dump(V4), "a failed transaction changed the table: " + ctx);
             }
         }
-        // Converge with failures switched off.
         fake.failWhen(tx -> false);
         DesiredTable last = render(walk.snapshot());
-        assertTrue(s.sync(last, now.plusSeconds(1)).success());
-        assertKernelIsModel(fake, s, last, "seed " + seed);
+        assertTrue(k.converge(last, now.plusSeconds(1)).success());
+        assertKernelIsModel(fake, k, last, "seed " + seed);
         assertTrue(failures >= 5, "seed " + seed + ": only " + failures + " injected failures in 400 syncs");
         assertTrue(recoveries > 0, "seed " + seed);
-        // A failed stale-chain delete is counted but does not fail the sync: it goes on as a full one.
-        assertEquals(failures, s.failedTransactions() - s.failedStaleDeletes(), "seed " + seed);
+        assertEquals(failures, k.failedTransactions(), "seed " + seed);
         System.out.printf("injected failures: seed %d, %d failed syncs, %d recoveries, %d stale-delete failures%n",
-                seed, failures, recoveries, s.failedStaleDeletes());
+                seed, failures, recoveries, k.failedStaleDeletes());
     }
 
     @Test
-    void tamperingIsRepairedByTheNextFullSync() {
+    void convergingRepairsTampering() {
         DesiredTable want = render(withDb().snapshot());
         String serviceChain = want.chains().keySet().stream().filter(c -> c.startsWith("service-")).findFirst().orElseThrow();
         Element element = want.elements("service-ips").values().iterator().next();
@@ -178,45 +222,43 @@ class TableSyncerTest {
         tampers.put("chain flushed", () -> fake.flushChain(V4, serviceChain));
         tampers.put("element removed", () -> fake.removeElement(V4, element));
         tampers.put("ruleset flushed", fake::flushRuleset);
-        TableSyncer s = new TableSyncer(V4, fake);
+        KernelTable k = new KernelTable(V4, fake);
         Instant now = T0;
         for (Map.Entry<String, Runnable> tamper : tampers.entrySet()) {
-            assertTrue(s.sync(want, now).success());
+            assertTrue(k.converge(want, now).success());
             tamper.getValue().run();
             assertNotEquals(want, fake.dump(V4), tamper.getKey() + " changed nothing");
-            s.forceFullSync();
             now = now.plusSeconds(1);
-            SyncResult r = s.sync(want, now);
+            SyncResult r = k.converge(want, now);
             assertTrue(r.success(), () -> tamper.getKey() + ": " + r);
-            assertTrue(r.full());
             assertTrue(r.commands() > 0, tamper.getKey() + ": nothing was repaired");
             assertEquals(want, fake.dump(V4));
         }
     }
 
     @Test
-    void aPartialSyncOverATamperedTableFailsAndTheFullSyncAfterItRepairs() {
-        TableSyncer s = new TableSyncer(V4, fake);
-        s.sync(render(base().snapshot()), T0);
+    void aCommitOverATamperedTableFailsAndConvergingRepairsIt() {
+        KernelTable k = new KernelTable(V4, fake);
+        DesiredTable before = render(base().snapshot());
+        k.converge(before, T0);
         fake.deleteTable(V4);
         DesiredTable want = render(withDb().snapshot());
-        SyncResult partial = s.sync(want, T0.plusSeconds(1));
+        SyncResult partial = k.commit(Differ.diff(before, want), T0.plusSeconds(1));
         assertFalse(partial.success(), "adding elements to a table that is gone must fail");
         assertEquals(NftException.Kind.NOT_FOUND, partial.errorKind());
         assertNull(fake.dump(V4));
-        SyncResult full = s.sync(want, T0.plusSeconds(2));
+        SyncResult full = k.converge(want, T0.plusSeconds(2));
         assertTrue(full.success() && full.full(), full::toString);
         assertEquals(want, fake.dump(V4));
     }
 
     @Test
-    void aNewSyncerAdoptsTheTableAlreadyThere() {
+    void aNewOwnerAdoptsTheTableAlreadyThere() {
         DesiredTable want = render(withDb().snapshot());
-        new TableSyncer(V4, fake).sync(want, T0);
+        new KernelTable(V4, fake).converge(want, T0);
         long calls = fake.applyCalls();
 
-        TableSyncer restarted = new TableSyncer(V4, fake);
-        SyncResult r = restarted.sync(want, T0.plusSeconds(1));
+        SyncResult r = new KernelTable(V4, fake).converge(want, T0.plusSeconds(1));
         assertTrue(r.full() && r.success());
         assertEquals(0, r.commands());
         assertEquals(calls, fake.applyCalls());
@@ -225,9 +267,9 @@ class TableSyncerTest {
     @Test
     void adoptionWithOneChangedServiceSendsOnlyThatService() {
         DesiredTable before = render(base().snapshot());
-        new TableSyncer(V4, fake).sync(before, T0);
+        new KernelTable(V4, fake).converge(before, T0);
         DesiredTable after = render(withDb().snapshot());
-        SyncResult r = new TableSyncer(V4, fake).sync(after, T0.plusSeconds(1));
+        SyncResult r = new KernelTable(V4, fake).converge(after, T0.plusSeconds(1));
         assertTrue(r.full() && r.success());
         assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
         for (Command c : fake.lastTransaction().commands()) assertTrue(mentions(c, "db"), c::toString);
@@ -236,27 +278,14 @@ class TableSyncerTest {
     @Test
     void foreignContentIsReplacedWholesale() {
         DesiredTable want = render(base().snapshot());
-        new TableSyncer(V4, fake).sync(want, T0);
+        new KernelTable(V4, fake).converge(want, T0);
         fake.addForeignRule(V4, "services", "{\"match\":{\"op\":\"==\",\"left\":{\"meta\":{\"key\":\"mark\"}},\"right\":7}}");
-        SyncResult r = new TableSyncer(V4, fake).sync(want, T0);
+        SyncResult r = new KernelTable(V4, fake).converge(want, T0);
         assertTrue(r.success() && r.replaced(), r::toString);
         List<Command> sent = fake.lastTransaction().commands();
         assertEquals(new Command(Verb.DELETE, new TableSpec(DesiredTable.TABLE_COMMENT)), sent.get(1));
         assertEquals(want, fake.dump(V4));
         assertEquals(want, assertDoesNotThrow(() -> fake.readTable(V4)), "the foreign rule went with the old table");
-    }
-
-    @Test
-    void theFullSyncTimerReadsTheKernelAgain() {
-        TableSyncer s = new TableSyncer(V4, fake, Duration.ofMinutes(10));
-        DesiredTable want = render(base().snapshot());
-        assertTrue(s.sync(want, T0).full());
-        fake.flushChain(V4, "services");
-        assertFalse(s.sync(want, T0.plusSeconds(60)).full());
-        assertFalse(want.equals(fake.dump(V4)));
-        SyncResult timed = s.sync(want, T0.plusSeconds(600));
-        assertTrue(timed.full());
-        assertEquals(want, fake.dump(V4));
     }
 
     /** nft 1.0.6 reads chains back without their comments; adoption must not recreate them for that. */

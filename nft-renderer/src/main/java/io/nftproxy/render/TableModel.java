@@ -27,17 +27,18 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Renders and diffs one family's table across syncs at the cost of what changed, not of the cluster's size.
+ * The one model of what one family's table holds, kept across syncs; renders and diffs a change at the cost of
+ * what changed, not of the cluster's size.
  * Each service port is rendered into a {@link ServicePortFragment} that is cached with its inputs; a change
  * re-renders only the changed ports and diffs a small table holding the skeleton, their old and new fragments
  * and the shared elements they touch, with the same {@link Differ} the full path uses. The result equals what
  * {@code Differ.diff(previous full table, Renderer.render(...))} would do to the kernel.
  *
- * <p>Protocol, as with {@link Differ}: apply each returned diff, then delete its stale chains with
- * {@link #deleteStaleChains} in a later transaction. Changes to the node context or the ServiceCIDRs re-render
+ * <p>Protocol, as with {@link Differ}: apply each returned diff, then delete its stale chains in a later
+ * transaction ({@link Differ#deletingChains}). Changes to the node context or the ServiceCIDRs re-render
  * everything and diff the whole table. Not thread-safe: one sync loop owns it.
  */
-public final class IncrementalRenderer {
+public final class TableModel {
     /** A service port's new inputs; {@code port == null} means the service port is gone. */
     public record Change(ServicePortName name, ServicePort port, List<Endpoint> endpoints) {
         public Change {
@@ -63,7 +64,7 @@ public final class IncrementalRenderer {
     private int noLocalInternal;
     private int noLocalExternal;
 
-    public IncrementalRenderer(Renderer renderer, IpFamily family, NodeContext node) {
+    public TableModel(Renderer renderer, IpFamily family, NodeContext node) {
         this.renderer = renderer;
         this.family = family;
         this.node = node;
@@ -79,7 +80,7 @@ public final class IncrementalRenderer {
     public Differ.Diff sync(ProxyState state, NodeContext newNode) {
         if (state.family() != family) throw new IllegalArgumentException("family mismatch");
         if (!committed || !newNode.equals(node) || !state.serviceCidrs().equals(serviceCidrs)) {
-            return rebuild(state, newNode);
+            return rerender(state, newNode);
         }
         List<Change> changes = new ArrayList<>();
         int kept = 0;
@@ -148,13 +149,6 @@ public final class IncrementalRenderer {
         return Differ.diff(partialTable(before, was, bystanders), partialTable(after, is, bystanders));
     }
 
-    /** The transaction that deletes the chains a diff left flushed, unless they came back since. */
-    public Transaction deleteStaleChains(List<String> stale) {
-        Transaction tx = new Transaction(family);
-        for (String c : stale) if (!chainOwners.containsKey(c)) tx.delete(Chain.regular(c));
-        return tx;
-    }
-
     /** The whole table as it now stands: O(size of the table), for full syncs, checks and the tracer. */
     public Renderer.Table table() {
         DesiredTable.Builder t = renderer.skeleton(family, node, serviceCidrs);
@@ -171,20 +165,17 @@ public final class IncrementalRenderer {
     /** Service ports without a local endpoint for external traffic, as {@link Renderer.Table} counts them. */
     public int noLocalExternal() { return noLocalExternal; }
 
-    /** Whether a service port's fragment holds this chain now: a flushed chain that is still wanted must stay. */
-    public boolean ownsChain(String chain) { return chainOwners.containsKey(chain); }
-
     /**
      * Forgets everything and renders every service port of {@code state} afresh; returns the whole table, for a
      * full sync that diffs against the kernel. Later {@link #update}s continue from this state.
      */
-    public Renderer.Table reset(ProxyState state, NodeContext newNode) {
+    public Renderer.Table rebuild(ProxyState state, NodeContext newNode) {
         if (state.family() != family) throw new IllegalArgumentException("family mismatch");
         renderAll(state, newNode);
         return table();
     }
 
-    private Differ.Diff rebuild(ProxyState state, NodeContext newNode) {
+    private Differ.Diff rerender(ProxyState state, NodeContext newNode) {
         DesiredTable old = committed ? table().table() : null;
         renderAll(state, newNode);
         return Differ.diff(old, table().table());

@@ -24,7 +24,7 @@ import static io.nftproxy.TestClusters.svc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-class IncrementalRendererTest {
+class TableModelTest {
     private static ProxyState state(ClusterSnapshot s) { return ProxyStateBuilder.build(s, IpFamily.IPV4, TestClusters.NODE); }
 
     /**
@@ -39,7 +39,7 @@ class IncrementalRendererTest {
         Renderer renderer = new Renderer(layout);
         InMemoryTables fullKernel = new InMemoryTables();
         InMemoryTables incKernel = new InMemoryTables();
-        IncrementalRenderer inc = new IncrementalRenderer(renderer, IpFamily.IPV4, TestClusters.node());
+        TableModel inc = new TableModel(renderer, IpFamily.IPV4, TestClusters.node());
         DesiredTable applied = null;
         NodeContext node = TestClusters.node();
         String last = "start";
@@ -54,12 +54,12 @@ class IncrementalRendererTest {
                 Renderer.Table want = renderer.render(st, node);
                 Differ.Diff full = Differ.diff(applied, want.table());
                 fullKernel.apply(full.transaction());
-                fullKernel.apply(Differ.deleteChains(Differ.committed(want.table(), full.staleChains()), full.staleChains()));
+                fullKernel.apply(io.nftproxy.diff.CommittedTables.deleteChains(Differ.committed(want.table(), full.staleChains()), full.staleChains()));
                 applied = want.table();
 
                 Differ.Diff d = inc.sync(st, node);
                 incKernel.apply(d.transaction());
-                incKernel.apply(inc.deleteStaleChains(d.staleChains()));
+                incKernel.apply(Differ.deletingChains(IpFamily.IPV4, d.staleChains()));
 
                 Renderer.Table got = inc.table();
                 assertEquals(want.table(), got.table(), "table at step " + i + " (" + last + ")");
@@ -83,7 +83,7 @@ class IncrementalRendererTest {
             c.slice(slice("ns", "s" + i, "s" + i + "-a").port("http", "TCP", 8080)
                     .ready("10.1." + (i / 250) + "." + (i % 250 + 1), TestClusters.OTHER_NODE).build());
         }
-        IncrementalRenderer inc = new IncrementalRenderer(Renderer.upstream(), IpFamily.IPV4, TestClusters.node());
+        TableModel inc = new TableModel(Renderer.upstream(), IpFamily.IPV4, TestClusters.node());
         assertTrue(inc.sync(state(c.snapshot()), TestClusters.node()).transaction().size() > 4000);
         c.slice(slice("ns", "s7", "s7-b").port("http", "TCP", 8080).ready("10.2.0.1", TestClusters.OTHER_NODE).build());
         Differ.Diff d = inc.sync(state(c.snapshot()), TestClusters.node());
@@ -107,12 +107,12 @@ class IncrementalRendererTest {
             if (n.equals("b")) onlyB.service(s).slice(sl);
         }
         Renderer r = Renderer.upstream();
-        IncrementalRenderer inc = new IncrementalRenderer(r, IpFamily.IPV4, TestClusters.node());
+        TableModel inc = new TableModel(r, IpFamily.IPV4, TestClusters.node());
         InMemoryTables kernel = new InMemoryTables();
         for (ClusterSnapshot snap : List.of(both.snapshot(), onlyB.snapshot(), both.snapshot())) {
             Differ.Diff d = inc.sync(state(snap), TestClusters.node());
             kernel.apply(d.transaction());
-            kernel.apply(inc.deleteStaleChains(d.staleChains()));
+            kernel.apply(Differ.deletingChains(IpFamily.IPV4, d.staleChains()));
             assertEquals(r.render(state(snap), TestClusters.node()).table(), kernel.dump(IpFamily.IPV4));
         }
     }

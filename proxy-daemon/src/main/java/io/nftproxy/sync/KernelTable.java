@@ -1,0 +1,172 @@
+package io.nftproxy.sync;
+
+import io.nftproxy.diff.Differ;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Command;
+import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.UnrecognisedRuleException;
+import io.nftproxy.nft.Verb;
+import io.nftproxy.proxy.IpFamily;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * One family's {@code kube-proxy} table in the kernel. It holds no model of the table: it either commits a diff
+ * someone else computed ({@link #commit}), or converges on a whole desired table by reading the kernel back and
+ * diffing against that ({@link #converge}), so that whatever is already right is left alone (after a restart,
+ * unchanged services keep their elements, chains and rules, and their flows never notice). A table holding
+ * something nftproxy never writes is replaced wholesale. Which of the two a sync does is {@link SyncPlanner}'s
+ * decision. Not thread-safe: one sync thread owns it (and the kernel).
+ *
+ * <p>The one fact about the kernel it does keep is which chains it left flushed there: chains of removed
+ * services are flushed by the main transaction and deleted at least {@link #STALE_CHAIN_GRACE} later by a
+ * transaction of their own, because kernels before 6.2 refuse to delete a chain that an element removed in the
+ * same batch still references (upstream kube-proxy waits the same way). {@link #nextStaleChainDeadline} tells the
+ * sync loop when to come back for them.
+ *
+ * <p>An nft failure never escapes: the kernel keeps its previous table (the commit is atomic), the failure is
+ * logged in one line, counted, and returned as a value.
+ */
+public final class KernelTable {
+    private static final Logger log = LoggerFactory.getLogger(KernelTable.class);
+
+    public static final Duration STALE_CHAIN_GRACE = Duration.ofSeconds(1);
+    private static final int FOREIGN_ITEMS_LOGGED = 5;
+
+    private final IpFamily family;
+    private final NftClient client;
+    /** Chains left flushed in the kernel, with when they went stale. */
+    private final Map<String, Instant> staleChains = new LinkedHashMap<>();
+    private long failedTransactions;
+    private long failedStaleDeletes;
+
+    public KernelTable(IpFamily family, NftClient client) {
+        this.family = Objects.requireNonNull(family);
+        this.client = Objects.requireNonNull(client);
+    }
+
+    public IpFamily family() { return family; }
+
+    /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
+    public long failedTransactions() { return failedTransactions; }
+
+    /** Of {@link #failedTransactions}, the stale-chain deletes. */
+    public long failedStaleDeletes() { return failedStaleDeletes; }
+
+    /** Chains the kernel holds flushed, waiting to be deleted. */
+    public List<String> staleChains() { return List.copyOf(staleChains.keySet()); }
+
+    /** When the oldest flushed chain may be deleted; empty when none waits. */
+    public Optional<Instant> nextStaleChainDeadline() {
+        return staleChains.values().stream().min(Instant::compareTo).map(t -> t.plus(STALE_CHAIN_GRACE));
+    }
+
+    /**
+     * Commits a diff computed from what the kernel holds (the previous committed model) to the new table. Chains
+     * past their grace are deleted first, in a transaction of their own; an empty diff reaches the kernel only for
+     * that. A failure of either leaves the kernel's table as it was before that transaction.
+     */
+    public SyncResult commit(Differ.Diff diff, Instant now) {
+        if (diff.transaction().family() != family) throw new IllegalArgumentException("diff of " + diff.transaction().family() + " given to the " + family + " table");
+        long start = System.nanoTime();
+        int staleDeleted;
+        try {
+            staleDeleted = deleteStaleChains(now);
+        } catch (NftException e) {
+            failedStaleDeletes++;
+            return failed(SyncResult.Kind.PARTIAL, 0, 0, false, start, e, "deleting stale chains");
+        }
+        Transaction tx = diff.transaction();
+        if (!tx.isEmpty()) {
+            try {
+                client.apply(tx);
+            } catch (NftException e) {
+                return failed(SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, start, e, "applying the transaction");
+            }
+        }
+        // A chain the transaction brings back is no longer stale.
+        for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
+        for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, elapsed(start), null, null);
+        if (log.isDebugEnabled()) log.debug("{}", r);
+        return r;
+    }
+
+    /**
+     * Makes the kernel's table equal {@code desired}, reading it back first and sending only the difference. The
+     * kernel's listing is then the truth about which stale chains exist (the times already known are kept).
+     */
+    public SyncResult converge(DesiredTable desired, Instant now) {
+        if (desired.family() != family) throw new IllegalArgumentException("table of " + desired.family() + " given to the " + family + " table");
+        long start = System.nanoTime();
+        DesiredTable kernel = null;
+        boolean replaced = false;
+        try {
+            kernel = client.readTable(family);
+        } catch (UnrecognisedRuleException e) {
+            replaced = true;
+            log.warn("table {} kube-proxy holds {} item(s) nftproxy does not write; replacing the whole table: {}",
+                    family.nftFamily(), e.items().size(), e.items().stream().limit(FOREIGN_ITEMS_LOGGED)
+                            .map(UnrecognisedRuleException.Item::toString).collect(Collectors.joining("; ")));
+        } catch (IllegalArgumentException e) {
+            replaced = true;
+            log.warn("table {} kube-proxy could not be read back ({}); replacing the whole table", family.nftFamily(), e.getMessage());
+        } catch (NftException e) {
+            return failed(SyncResult.Kind.FULL, 0, 0, false, start, e, "reading the table back");
+        }
+        Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())
+                : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
+        Transaction tx = diff.transaction();
+        if (!tx.isEmpty()) {
+            try {
+                client.apply(tx);
+            } catch (NftException e) {
+                return failed(SyncResult.Kind.FULL, tx.size(), 0, replaced, start, e, "applying the transaction");
+            }
+        }
+        Map<String, Instant> known = new LinkedHashMap<>(staleChains);
+        staleChains.clear();
+        for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
+        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), 0, replaced, elapsed(start), null, null);
+        log.info("{}", r);
+        return r;
+    }
+
+    /** Deletes the chains past their grace, in one transaction; returns how many commands it sent. */
+    private int deleteStaleChains(Instant now) throws NftException {
+        List<String> due = new ArrayList<>();
+        for (Map.Entry<String, Instant> e : staleChains.entrySet()) {
+            if (!e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now)) due.add(e.getKey());
+        }
+        if (due.isEmpty()) return 0;
+        Transaction tx = Differ.deletingChains(family, due);
+        client.apply(tx);
+        due.forEach(staleChains::remove);
+        return tx.size();
+    }
+
+    private SyncResult failed(SyncResult.Kind kind, int commands, int staleDeleted, boolean replaced, long start,
+                              NftException e, String what) {
+        failedTransactions++;
+        String error = "kind=" + e.kind() + " " + e.getMessage();
+        log.warn("{} sync of {} kube-proxy failed {} ({} commands); the kernel keeps its previous table: {}",
+                kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what, commands, error);
+        return new SyncResult(family, kind, commands, staleDeleted, replaced, elapsed(start), e.kind(), error);
+    }
+
+    private static Duration elapsed(long startNanos) { return Duration.ofNanos(System.nanoTime() - startNanos); }
+}

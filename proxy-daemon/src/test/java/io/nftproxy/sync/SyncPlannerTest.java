@@ -1,0 +1,136 @@
+package io.nftproxy.sync;
+
+import io.nftproxy.TestClusters;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.NodeContext;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static io.nftproxy.sync.SyncPlanner.Reason.AFTER_FAILURE;
+import static io.nftproxy.sync.SyncPlanner.Reason.CLUSTER_RELISTED;
+import static io.nftproxy.sync.SyncPlanner.Reason.FIRST_SYNC;
+import static io.nftproxy.sync.SyncPlanner.Reason.NODE_CHANGED;
+import static io.nftproxy.sync.SyncPlanner.Reason.REQUESTED;
+import static io.nftproxy.sync.SyncPlanner.Reason.TIMER;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class SyncPlannerTest {
+    private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
+    private static final Set<IpFamily> BOTH = Set.of(IpFamily.values());
+    private static final ServiceChanges ONE = ServiceChanges.of(Set.of("a/web"));
+
+    private final SyncPlanner planner = new SyncPlanner(Duration.ofMinutes(10));
+    private final NodeContext node = TestClusters.node();
+
+    private static Map<IpFamily, SyncResult> results(boolean v4ok, boolean v6ok) {
+        Map<IpFamily, SyncResult> m = new EnumMap<>(IpFamily.class);
+        m.put(IpFamily.IPV4, result(IpFamily.IPV4, v4ok));
+        m.put(IpFamily.IPV6, result(IpFamily.IPV6, v6ok));
+        return m;
+    }
+
+    private static SyncResult result(IpFamily f, boolean ok) {
+        return new SyncResult(f, SyncResult.Kind.PARTIAL, 1, 0, false, Duration.ZERO,
+                ok ? null : io.nftproxy.netlink.nft.NftException.Kind.FAILED, ok ? null : "no");
+    }
+
+    /** Plans and records a sync at {@code now} that went as given. */
+    private SyncPlanner.Plan run(ServiceChanges changes, NodeContext n, Instant now, boolean v4ok, boolean v6ok) {
+        SyncPlanner.Plan p = planner.plan(changes, n, now);
+        planner.done(p, results(v4ok, v6ok), n, now);
+        return p;
+    }
+
+    @Test
+    void theFirstSyncReadsBothTablesBackThenChangesArePartial() {
+        SyncPlanner.Plan first = run(ServiceChanges.ALL, node, T0, true, true);
+        assertTrue(first.everything());
+        assertEquals(BOTH, first.readBack());
+        assertEquals(Set.of(FIRST_SYNC), first.reasons());
+
+        SyncPlanner.Plan next = run(ONE, node, T0.plusSeconds(1), true, true);
+        assertFalse(next.everything());
+        assertEquals(Set.of(), next.readBack());
+        assertEquals(Set.of(), next.reasons());
+    }
+
+    @Test
+    void aFailedFamilyIsReadBackNextTimeAndOnlyIt() {
+        run(ServiceChanges.ALL, node, T0, true, true);
+        run(ONE, node, T0.plusSeconds(1), true, false);
+        SyncPlanner.Plan p = run(ONE, node, T0.plusSeconds(2), true, true);
+        assertTrue(p.everything(), "the failed sync's drained changes are lost: everything is rebuilt");
+        assertEquals(Set.of(IpFamily.IPV6), p.readBack());
+        assertEquals(Set.of(AFTER_FAILURE), p.reasons());
+        assertFalse(run(ONE, node, T0.plusSeconds(3), true, true).everything(), "recovered");
+    }
+
+    @Test
+    void aFirstSyncThatFailsIsStillAFirstSync() {
+        run(ServiceChanges.ALL, node, T0, false, true);
+        SyncPlanner.Plan p = planner.plan(ONE, node, T0.plusSeconds(1));
+        assertEquals(Set.of(IpFamily.IPV4), p.readBack());
+        assertEquals(Set.of(FIRST_SYNC), p.reasons());
+    }
+
+    @Test
+    void aRequestedReadBackCoversOneSync() {
+        run(ServiceChanges.ALL, node, T0, true, true);
+        planner.requestReadBack();
+        SyncPlanner.Plan p = run(ONE, node, T0.plusSeconds(1), true, true);
+        assertEquals(BOTH, p.readBack());
+        assertEquals(Set.of(REQUESTED), p.reasons());
+        assertFalse(run(ONE, node, T0.plusSeconds(2), true, true).everything());
+    }
+
+    @Test
+    void theTimerReadsBackAgainAfterTheInterval() {
+        run(ServiceChanges.ALL, node, T0, true, true);
+        assertFalse(run(ONE, node, T0.plusSeconds(599), true, true).everything());
+        SyncPlanner.Plan timed = run(ONE, node, T0.plusSeconds(600), true, true);
+        assertEquals(BOTH, timed.readBack());
+        assertEquals(Set.of(TIMER), timed.reasons());
+        assertFalse(run(ONE, node, T0.plusSeconds(601), true, true).everything(), "the timer restarts at each read-back");
+    }
+
+    @Test
+    void aChangedNodeOrARelistRebuildsEverythingWithoutReadingTheKernel() {
+        run(ServiceChanges.ALL, node, T0, true, true);
+        NodeContext moved = node.withLocalAddresses(List.of(IpAddress.parse("192.168.10.99")));
+        SyncPlanner.Plan p = run(ONE, moved, T0.plusSeconds(1), true, true);
+        assertTrue(p.everything());
+        assertEquals(Set.of(), p.readBack());
+        assertEquals(Set.of(NODE_CHANGED), p.reasons());
+
+        SyncPlanner.Plan relisted = run(ServiceChanges.ALL, moved, T0.plusSeconds(2), true, true);
+        assertTrue(relisted.everything());
+        assertEquals(Set.of(), relisted.readBack());
+        assertEquals(Set.of(CLUSTER_RELISTED), relisted.reasons());
+    }
+
+    @Test
+    void anAbandonedSyncIsFollowedByReadingBothTablesBack() {
+        run(ServiceChanges.ALL, node, T0, true, true);
+        planner.plan(ONE, node, T0.plusSeconds(1));
+        planner.abandoned();
+        SyncPlanner.Plan p = planner.plan(ONE, node, T0.plusSeconds(2));
+        assertEquals(BOTH, p.readBack());
+        assertEquals(Set.of(AFTER_FAILURE), p.reasons());
+    }
+
+    @Test
+    void aPlanThatReadsBackRendersEverything() {
+        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner.Plan(false, BOTH, Set.of(TIMER)));
+        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner(Duration.ZERO));
+    }
+}
