@@ -72,7 +72,7 @@ final class DaemonLauncher {
             err.println("nftproxy: cannot open nft: " + e.getMessage());
             return ExitCodes.NFT_UNAVAILABLE;
         }
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns, config.manifests() != null,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns == null ? io.nftproxy.daemon.NodeNetwork.host() : io.nftproxy.daemon.NodeNetwork.namespace(cmd.netns), config.manifests() != null,
                 cmd.nodeOptions.tableLayout()),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
         CountDownLatch stopped = new CountDownLatch(1);

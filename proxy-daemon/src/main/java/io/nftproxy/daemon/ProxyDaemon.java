@@ -4,7 +4,6 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.conntrack.CleanupReport;
-import io.nftproxy.conntrack.ConntrackCleaner;
 import io.nftproxy.conntrack.StaleFlowFilter;
 import io.nftproxy.health.HealthCheckNodePorts;
 import io.nftproxy.health.HealthResponses;
@@ -13,14 +12,10 @@ import io.nftproxy.health.ServiceHealth;
 import io.nftproxy.http.HttpServer;
 import io.nftproxy.http.Response;
 import io.nftproxy.metrics.ProxyMetrics;
-import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.netlink.monitor.NftablesMonitor;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.netlink.rt.AddressDump;
-import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpFamily;
@@ -66,12 +61,12 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /**
-     * @param netns               act on /run/netns/NAME from threads that joined it (tests), or null for our own
+     * @param network             the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
      * @param layout              the table layout (docs/table-layout.md)
      * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
      *                            and that must not make /healthz fail
      */
-    public record Options(ProxyConfig config, NodeSettings node, String netns, boolean nodeObjectOptional,
+    public record Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
                           io.nftproxy.render.TableLayout layout) {}
 
     private final Options options;
@@ -84,7 +79,6 @@ public final class ProxyDaemon implements AutoCloseable {
     private final ProxyHealth health;
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
-    private final ConntrackCleaner conntrack = new ConntrackCleaner();
     private final Map<IpFamily, StaleFlowFilter> lastUdp = new EnumMap<>(IpFamily.class);
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
@@ -99,8 +93,17 @@ public final class ProxyDaemon implements AutoCloseable {
     private SyncRunner runner;
     private List<String> lastWaitingFor = List.of();
 
+    private final SyncRunner.Scheduler scheduler;
+
     public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock) {
+        this(options, client, own, notify, clock, SyncRunner.threadScheduler("sync"));
+    }
+
+    /** With the sync loop on {@code scheduler}: a manual one lets a test decide when syncs run. */
+    public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock,
+                       SyncRunner.Scheduler scheduler) {
         this.options = options;
+        this.scheduler = scheduler;
         this.client = client;
         this.own = own;
         this.notify = notify;
@@ -127,11 +130,10 @@ public final class ProxyDaemon implements AutoCloseable {
         if (c.metricsBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start(c.metricsBindAddress(), this::metricsRoute));
         }
-        runner = SyncRunner.onOwnThread("sync", new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
-                Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce);
-        NftablesMonitor.Builder mb = NftablesMonitor.builder().ownPids(own);
-        if (options.netns() != null) mb.netns(options.netns());
-        closeables.add(mb.start(new TableChangeListener() {
+        runner = new SyncRunner(new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
+                Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce, scheduler);
+        NodeNetwork network = options.network();
+        closeables.add(network.monitorTables(own, new TableChangeListener() {
             @Override public void onTableChange(TableChange change) {
                 if (!change.requiresResync()) return;
                 LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
@@ -156,7 +158,7 @@ public final class ProxyDaemon implements AutoCloseable {
         closeables.add(source.start(store));
         // nodeport-ips follows the node's addresses: a change re-reads them at the next sync (a full one, as the
         // node context changed), rather than waiting for the periodic run.
-        closeables.add(io.nftproxy.netlink.rt.AddressMonitor.start(options.netns(), runner::requestSync,
+        closeables.add(network.monitorAddresses(runner::requestSync,
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
@@ -266,9 +268,20 @@ public final class ProxyDaemon implements AutoCloseable {
             for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV4)) listen.add(inet(ip));
             for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV6)) listen.add(inet(ip));
         }
-        if (options.netns() == null) healthCheckNodePorts.sync(Map.copyOf(healthChecks), listen);
+        List<InetAddress> addresses = listen;
+        boolean serversDone = true;
+        try {
+            // The servers' sockets must belong to the node's network: created on a thread that is in it.
+            options.network().call(() -> {
+                healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses);
+                return null;
+            });
+        } catch (Exception e) {
+            LOG.warn("health-check NodePort servers not updated error={}; retried after the next sync", e.toString());
+            serversDone = false;
+        }
         cleanConntrack(result, whole);
-        followUpPending = false;
+        followUpPending = !serversDone;
     }
 
     /** Whether a partial sync changed what some Service contributes to the UDP stale-flow filters. */
@@ -301,8 +314,7 @@ public final class ProxyDaemon implements AutoCloseable {
         try {
             ProxyState v4 = result.state(IpFamily.IPV4);
             ProxyState v6 = result.state(IpFamily.IPV6);
-            CleanupReport report = options.netns() == null ? conntrack.clean(v4, v6)
-                    : NetnsThread.callIn(options.netns(), () -> conntrack.clean(v4, v6));
+            CleanupReport report = options.network().cleanConntrack(v4, v6);
             lastUdp.clear();
             lastUdp.putAll(now);
             conntrackPending = false;
@@ -317,8 +329,7 @@ public final class ProxyDaemon implements AutoCloseable {
 
     private List<IpAddress> interfaceAddresses() {
         try {
-            List<InterfaceAddress> a = options.netns() == null ? AddressDump.dump() : NetnsThread.callIn(options.netns(), AddressDump::dump);
-            return a.stream().map(InterfaceAddress::address).distinct().toList();
+            return options.network().interfaceAddresses();
         } catch (Exception e) {
             LOG.warn("cannot list interface addresses error={}; using the node IPs for nodeport-ips", e.toString());
             return null;

@@ -122,8 +122,11 @@ public final class SyncRunner {
 
     /** A runner on its own daemon thread named {@code threadName}. */
     public static SyncRunner onOwnThread(String threadName, Intervals intervals, Task task) {
-        return new SyncRunner(intervals, task, new ThreadScheduler(threadName));
+        return new SyncRunner(intervals, task, threadScheduler(threadName));
     }
+
+    /** Real time, on one daemon thread named {@code threadName}. */
+    public static Scheduler threadScheduler(String threadName) { return new ThreadScheduler(threadName); }
 
     /** Asks for a run; returns at once. Bursts coalesce into one run. */
     public void requestSync() {

@@ -8,7 +8,7 @@ import java.util.PriorityQueue;
  * that came due runs on the test's thread, in due order, with the clock set to its due time. A task may
  * {@link #elapse} time to stand for its own duration.
  */
-final class ManualScheduler implements SyncRunner.Scheduler {
+public final class ManualScheduler implements SyncRunner.Scheduler {
     private record Entry(long due, long seq, Runnable task) {}
 
     private final PriorityQueue<Entry> queue =
@@ -33,7 +33,7 @@ final class ManualScheduler implements SyncRunner.Scheduler {
     }
 
     /** Moves the clock forward by {@code d}, running what comes due on the way. */
-    void advance(Duration d) {
+    public void advance(Duration d) {
         long target = now + d.toNanos();
         while (!shutdown && !queue.isEmpty() && queue.peek().due <= target) {
             Entry e = queue.poll();
@@ -44,10 +44,10 @@ final class ManualScheduler implements SyncRunner.Scheduler {
     }
 
     /** Runs whatever is due now. */
-    void runDue() { advance(Duration.ZERO); }
+    public void runDue() { advance(Duration.ZERO); }
 
     /** Moves the clock without running anything: the time a task takes. */
-    void elapse(Duration d) { now += d.toNanos(); }
+    public void elapse(Duration d) { now += d.toNanos(); }
 
     /** How many wake-ups are scheduled. */
     int scheduled() { return queue.size(); }

@@ -292,7 +292,7 @@ class DaemonAgainstApiServerTest {
         NodeSettings settings = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, node.name(), true, TableLayout.DEFAULT), nft, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true, TableLayout.DEFAULT), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
             KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE);

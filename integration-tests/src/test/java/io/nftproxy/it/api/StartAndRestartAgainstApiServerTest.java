@@ -262,7 +262,7 @@ class StartAndRestartAgainstApiServerTest {
         b.kubeconfig = kubeconfig;
         ProxyConfig config = b.build().validate();
         NodeSettings settings = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, node.name(), false, TableLayout.DEFAULT), nft,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false, TableLayout.DEFAULT), nft,
                 OwnProcesses.thisProcess(), new SdNotify(Map.of()), Clock.systemUTC());
         KubernetesSource[] source = new KubernetesSource[1];
         daemon.start(store -> {

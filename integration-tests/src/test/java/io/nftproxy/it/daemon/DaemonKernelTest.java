@@ -73,7 +73,7 @@ class DaemonKernelTest {
         NodeSettings node = new NodeSettings("k8s-node-1", List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, ns.name(), true, io.nftproxy.render.TableLayout.DEFAULT), client, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, io.nftproxy.render.TableLayout.DEFAULT), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");

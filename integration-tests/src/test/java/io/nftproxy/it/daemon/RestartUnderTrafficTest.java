@@ -130,7 +130,7 @@ class RestartUnderTrafficTest {
                 config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, node, netns, true, TableLayout.DEFAULT), client, own,
+        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(netns), true, TableLayout.DEFAULT), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         ClusterSnapshot snapshot = TrafficServices.snapshot();
         d.start(store -> {

@@ -1,0 +1,250 @@
+package io.nftproxy.daemon;
+
+import io.nftproxy.TestClusters;
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.conntrack.CleanupReport;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.monitor.TableChange;
+import io.nftproxy.netlink.monitor.TableChangeListener;
+import io.nftproxy.netlink.nft.FakeNftClient;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Verb;
+import io.nftproxy.node.NodeSettings;
+import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.systemd.SdNotify;
+import io.nftproxy.sync.ManualScheduler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.function.Consumer;
+
+import static io.nftproxy.TestClusters.NODE;
+import static io.nftproxy.TestClusters.OTHER_NODE;
+import static io.nftproxy.TestClusters.cluster;
+import static io.nftproxy.TestClusters.slice;
+import static io.nftproxy.TestClusters.svc;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The daemon without root and without a kernel: the fake nft client, a network that records what the daemon asks
+ * of it, and a manual scheduler that decides when syncs run. What it checks is the daemon's own job: the start gate
+ * and health, the health-check NodePort servers, conntrack follow-ups, tamper repair and the stale-chain follow-up.
+ */
+class ProxyDaemonTest {
+    private static final Instant T0 = Instant.parse("2025-01-01T00:00:00Z");
+    private static final Duration MIN_SYNC = Duration.ofMillis(100);
+
+    private final ManualScheduler scheduler = new ManualScheduler();
+    private final long origin = scheduler.nanoTime();
+    private final Clock clock = new Clock() {
+        @Override public ZoneId getZone() { return ZoneOffset.UTC; }
+        @Override public Clock withZone(ZoneId zone) { return this; }
+        @Override public Instant instant() { return T0.plusNanos(scheduler.nanoTime() - origin); }
+    };
+    private final FakeNftClient fake = new FakeNftClient();
+    private final RecordingNetwork network = new RecordingNetwork();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private ProxyDaemon daemon;
+    private int hcnp;
+
+    /** Answers for the node's network and remembers what it was asked. */
+    private static final class RecordingNetwork implements NodeNetwork {
+        final List<TableChangeListener> monitors = new ArrayList<>();
+        final List<ProxyState> conntrackV4 = new ArrayList<>();
+
+        @Override public List<IpAddress> interfaceAddresses() { return List.of(IpAddress.parse("127.0.0.1")); }
+
+        @Override public AutoCloseable monitorTables(OwnProcesses own, TableChangeListener listener) {
+            monitors.add(listener);
+            return () -> monitors.remove(listener);
+        }
+
+        @Override public AutoCloseable monitorAddresses(Runnable onChange, Consumer<Exception> onFailure) { return () -> { }; }
+
+        @Override public CleanupReport cleanConntrack(ProxyState v4, ProxyState v6) {
+            conntrackV4.add(v4);
+            return new CleanupReport(List.of());
+        }
+
+        @Override public <T> T call(Callable<T> task) throws Exception { return task.call(); }
+
+        @Override public String describe() { return "recording network"; }
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        hcnp = freeNodePort();
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        // Port 0 means "no server" here, as in kube-proxy's configuration.
+        b.healthzBindAddress = new InetSocketAddress("127.0.0.1", freePort());
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", freePort());
+        b.minSyncPeriod = MIN_SYNC;
+        // Loopback addresses never take NodePort traffic; "every address" makes the health-check servers reachable.
+        b.nodePortAddresses = List.of("0.0.0.0/0");
+        ProxyConfig config = b.build().validate();
+        NodeSettings node = new NodeSettings(NODE, List.of(IpAddress.parse("127.0.0.1")), config.clusterCidrs(),
+                config.nodePortAddresses(), false, 14);
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, network, true, io.nftproxy.render.TableLayout.DEFAULT),
+                fake, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler);
+        daemon.start(store -> () -> { });
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** A free port in the NodePort range, which validation requires of a health-check NodePort. */
+    private static int freeNodePort() throws IOException {
+        for (int p = 30000 + (int) (ProcessHandle.current().pid() % 2000); p < 32768; p++) {
+            try (ServerSocket s = new ServerSocket(p, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException busy) {
+                // try the next one
+            }
+        }
+        throw new IOException("no free port in the NodePort range");
+    }
+
+    @AfterEach
+    void stop() {
+        if (daemon != null) daemon.close();
+    }
+
+    private TestClusters clusterOf(String lbEndpointNode, String... udpEndpoints) {
+        TestClusters c = cluster()
+                .service(svc("web", "lb").type("LoadBalancer").clusterIP("172.30.0.10").port("http", "TCP", 80, 30080)
+                        .lbIngress("203.0.113.10").externalLocal().healthCheckNodePort(hcnp).build())
+                .slice(slice("web", "lb", "lb-1").port("http", "TCP", 8080)
+                        .ready("10.180.0.1", lbEndpointNode).ready("10.180.0.2", lbEndpointNode).build())
+                .service(svc("dns", "udp").clusterIP("172.30.0.53").port("dns", "UDP", 53).build());
+        TestClusters.Slice udp = slice("dns", "udp", "udp-1").port("dns", "UDP", 53);
+        for (String ip : udpEndpoints) udp.ready(ip, OTHER_NODE);
+        return c.slice(udp.build());
+    }
+
+    /** Hands the store a whole new cluster, as a manifest source does, and lets the sync loop run what is due. */
+    private void apply(ClusterSnapshot s) {
+        daemon.store().replaceAll(s);
+        daemon.store().servicesListed();
+        daemon.store().endpointSlicesListed();
+        settle();
+    }
+
+    private void settle() { scheduler.advance(MIN_SYNC.multipliedBy(2)); }
+
+    private HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private int healthzPort() { return daemon.serverAddresses().get(0).getPort(); }
+
+    private String metrics() throws Exception { return get(daemon.serverAddresses().get(1).getPort(), "/metrics").body(); }
+
+    @Test
+    void nothingIsProgrammedAndHealthzIs503UntilTheWholeClusterIsKnown() throws Exception {
+        settle();
+        assertEquals(0, fake.applyCalls(), "no sync before the store is ready");
+        assertEquals(503, get(healthzPort(), "/healthz").statusCode());
+        assertEquals(200, get(healthzPort(), "/livez").statusCode(), "restarting would not make the cluster appear");
+
+        apply(clusterOf(NODE, "10.180.1.1", "10.180.1.2").snapshot());
+        assertTrue(daemon.awaitFirstSync(Duration.ZERO));
+        assertEquals(200, get(healthzPort(), "/healthz").statusCode());
+        assertTrue(fake.dump(IpFamily.IPV4).elements("service-ips").size() >= 2, "both services programmed");
+    }
+
+    @Test
+    void healthCheckNodePortsFollowTheLocalEndpoints() throws Exception {
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        HttpResponse<String> two = get(hcnp, "/");
+        assertEquals(200, two.statusCode(), two.body());
+        assertTrue(two.body().contains("\"localEndpoints\": 2"), two.body());
+
+        apply(clusterOf(OTHER_NODE, "10.180.1.1").snapshot());
+        HttpResponse<String> none = get(hcnp, "/");
+        assertEquals(503, none.statusCode(), "a load balancer must drain this node: " + none.body());
+        assertTrue(none.body().contains("\"localEndpoints\": 0"), none.body());
+    }
+
+    @Test
+    void aRemovedUdpEndpointIsHandedToConntrackCleanup() throws Exception {
+        apply(clusterOf(NODE, "10.180.1.1", "10.180.1.2").snapshot());
+        assertTrue(daemon.awaitFirstSync(Duration.ZERO), "synced; applied " + fake.applyCalls());
+        int before = network.conntrackV4.size();
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        assertEquals(before + 1, network.conntrackV4.size(), "one cleanup after the sync that removed the endpoint");
+        List<String> ips = new ArrayList<>();
+        for (List<Endpoint> eps : network.conntrackV4.get(network.conntrackV4.size() - 1).endpoints().values()) {
+            for (Endpoint e : eps) ips.add(e.ip().toString());
+        }
+        assertTrue(ips.contains("10.180.1.1") && !ips.contains("10.180.1.2"), ips.toString());
+
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        assertEquals(before + 1, network.conntrackV4.size(), "nothing changed for UDP: no cleanup");
+    }
+
+    @Test
+    void anotherWritersChangeIsReadBackAndRepaired() throws Exception {
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        var want = fake.dump(IpFamily.IPV4);
+        fake.flushChain(IpFamily.IPV4, "services");
+        long reads = fake.readCalls();
+        for (TableChangeListener l : List.copyOf(network.monitors)) {
+            l.onTableChange(new TableChange(TableChange.Origin.FOREIGN, Set.of(IpFamily.IPV4), Set.of(), 1, 7, 4242, "nft", "", System.nanoTime()));
+        }
+        settle();
+        assertEquals(reads + 2, fake.readCalls(), "both tables read back once");
+        assertEquals(want, fake.dump(IpFamily.IPV4), "repaired");
+        assertTrue(metrics().contains("nftproxy_tamper_resyncs_total{ip_family=\"IPv4\"} 1.0"));
+    }
+
+    @Test
+    void aRemovedServicesChainIsDeletedByAFollowUpNobodyAskedForAndAFailedDeleteIsCounted() throws Exception {
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        String udpChain = fake.dump(IpFamily.IPV4).chains().keySet().stream().filter(c -> c.contains("dns/udp/udp/dns")).findFirst().orElseThrow();
+        apply(cluster().service(svc("web", "lb").type("LoadBalancer").clusterIP("172.30.0.10").port("http", "TCP", 80, 30080)
+                .lbIngress("203.0.113.10").externalLocal().healthCheckNodePort(hcnp).build()).snapshot());
+        assertTrue(fake.dump(IpFamily.IPV4).chains().containsKey(udpChain), "flushed, not yet deleted");
+        assertTrue(fake.dump(IpFamily.IPV4).rules(udpChain).isEmpty());
+
+        fake.failWhen(tx -> tx.commands().stream().allMatch(c -> c.verb() == Verb.DELETE && c.object() instanceof Chain));
+        long calls = fake.applyCalls();
+        scheduler.advance(Duration.ofSeconds(2));
+        assertTrue(fake.applyCalls() > calls, "the grace ran out and a sync ran without any request");
+        String m = metrics();
+        assertFalse(m.contains("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total{ip_family=\"IPv4\"} 0.0"), m);
+        assertTrue(m.contains("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total{ip_family=\"IPv4\"}"), m);
+
+        fake.failWhen(tx -> false);
+        scheduler.advance(Duration.ofSeconds(5));
+        assertFalse(fake.dump(IpFamily.IPV4).chains().containsKey(udpChain), "deleted once the kernel accepts it");
+    }
+}
