@@ -155,6 +155,7 @@ public final class ProxyDaemon implements AutoCloseable {
             }
             runner.requestSync();
         });
+        proxySync.readBackEarly();
         closeables.add(source.start(store));
         // nodeport-ips follows the node's addresses: a change re-reads them at the next sync (a full one, as the
         // node context changed), rather than waiting for the periodic run.
@@ -231,12 +232,13 @@ public final class ProxyDaemon implements AutoCloseable {
             }
         }
         if (!ok) return SyncRunner.Outcome.FAILED;
-        afterSuccessfulSync(result, node);
+        // Ready as soon as /healthz says so: the tables are programmed; the follow-ups below are not part of that.
         if (firstSync.getCount() > 0) {
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
+        afterSuccessfulSync(result, node);
         // Flushed chains are deleted by the first sync after their grace; without a follow-up, an idle proxy would
         // keep a deleted service's empty chain until the periodic run (upstream keeps it until any later sync).
         return proxySync.nextDeadline()

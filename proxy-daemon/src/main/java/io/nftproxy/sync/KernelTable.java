@@ -22,6 +22,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
 /**
@@ -53,6 +55,11 @@ public final class KernelTable {
     private final Map<String, Instant> staleChains = new LinkedHashMap<>();
     private long failedTransactions;
     private long failedStaleDeletes;
+    /** A read-back started early (while the cluster is still being listed), for the first {@link #converge}. */
+    private final AtomicReference<CompletableFuture<ReadBack>> early = new AtomicReference<>();
+
+    /** What reading the table back found: a table (null: none), or content we do not write, or a failure. */
+    private record ReadBack(DesiredTable table, String foreign, NftException failure) {}
 
     public KernelTable(IpFamily family, NftClient client) {
         this.family = Objects.requireNonNull(family);
@@ -74,6 +81,27 @@ public final class KernelTable {
     public Optional<Instant> nextStaleChainDeadline() {
         return staleChains.values().stream().min(Instant::compareTo).map(t -> t.plus(STALE_CHAIN_GRACE));
     }
+
+    /**
+     * Starts reading the table back now, on a thread of its own, so that the first {@link #converge} finds it done:
+     * at a restart the kernel's listing and its parsing then overlap the listing of the cluster. Thread-safe.
+     */
+    public void readBackEarly() {
+        CompletableFuture<ReadBack> f = new CompletableFuture<>();
+        if (!early.compareAndSet(null, f)) return;
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(read());
+            } catch (Throwable e) { // whatever went wrong, converge reads again itself
+                f.completeExceptionally(e);
+            }
+        }, "read-back-" + family.nftFamily());
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** Someone else changed the table: an early read-back may predate that and must not be used. Thread-safe. */
+    public void discardEarlyReadBack() { early.set(null); }
 
     /**
      * Commits a diff computed from what the kernel holds (the previous committed model) to the new table. Chains
@@ -113,21 +141,12 @@ public final class KernelTable {
     public SyncResult converge(DesiredTable desired, Instant now) {
         if (desired.family() != family) throw new IllegalArgumentException("table of " + desired.family() + " given to the " + family + " table");
         long start = System.nanoTime();
-        DesiredTable kernel = null;
-        boolean replaced = false;
-        try {
-            kernel = client.readTable(family);
-        } catch (UnrecognisedRuleException e) {
-            replaced = true;
-            log.warn("table {} kube-proxy holds {} item(s) nftproxy does not write; replacing the whole table: {}",
-                    family.nftFamily(), e.items().size(), e.items().stream().limit(FOREIGN_ITEMS_LOGGED)
-                            .map(UnrecognisedRuleException.Item::toString).collect(Collectors.joining("; ")));
-        } catch (IllegalArgumentException e) {
-            replaced = true;
-            log.warn("table {} kube-proxy could not be read back ({}); replacing the whole table", family.nftFamily(), e.getMessage());
-        } catch (NftException e) {
-            return failed(SyncResult.Kind.FULL, 0, 0, false, start, e, "reading the table back");
-        }
+        ReadBack rb = takeEarlyReadBack();
+        if (rb == null) rb = read();
+        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, 0, false, start, rb.failure(), "reading the table back");
+        DesiredTable kernel = rb.table();
+        boolean replaced = rb.foreign() != null;
+        if (replaced) log.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
         Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())
                 : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
         Transaction tx = diff.transaction();
@@ -144,6 +163,32 @@ public final class KernelTable {
         SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), 0, replaced, elapsed(start), null, null);
         log.info("{}", r);
         return r;
+    }
+
+    /** The early read-back if one was made and succeeded; a failed one is not trusted, the kernel may say yes now. */
+    private ReadBack takeEarlyReadBack() {
+        CompletableFuture<ReadBack> pending = early.getAndSet(null);
+        if (pending == null) return null;
+        try {
+            ReadBack rb = pending.join();
+            return rb.failure() == null ? rb : null;
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            log.debug("early read-back of {} kube-proxy failed error={}; reading again", family.nftFamily(), e.toString());
+            return null;
+        }
+    }
+
+    private ReadBack read() {
+        try {
+            return new ReadBack(client.readTable(family), null, null);
+        } catch (UnrecognisedRuleException e) {
+            return new ReadBack(null, "holds " + e.items().size() + " item(s) nftproxy does not write: " + e.items().stream()
+                    .limit(FOREIGN_ITEMS_LOGGED).map(UnrecognisedRuleException.Item::toString).collect(Collectors.joining("; ")), null);
+        } catch (IllegalArgumentException e) {
+            return new ReadBack(null, "could not be read back (" + e.getMessage() + ")", null);
+        } catch (NftException e) {
+            return new ReadBack(null, null, e);
+        }
     }
 
     /** Deletes the chains past their grace, in one transaction; returns how many commands it sent. */

@@ -139,7 +139,16 @@ public final class ProxySync {
     public KernelTable kernel(IpFamily f) { return kernel.get(f); }
 
     /** Both next syncs read the kernel back: for tampering reported by the monitor, say. Thread-safe. */
-    public void requestReadBack() { planner.requestReadBack(); }
+    public void requestReadBack() {
+        kernel.values().forEach(KernelTable::discardEarlyReadBack);
+        planner.requestReadBack();
+    }
+
+    /**
+     * Starts reading both tables back now, for the first sync: at a restart that overlaps the cluster's listing.
+     * Call it after the nftables monitor started, so that a change made meanwhile discards it. Thread-safe.
+     */
+    public void readBackEarly() { kernel.values().forEach(KernelTable::readBackEarly); }
 
     /** When the sync loop must run again even if nothing changes: flushed chains wait for their delete. */
     public Optional<Instant> nextDeadline() {

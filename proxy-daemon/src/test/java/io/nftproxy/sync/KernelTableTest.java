@@ -161,6 +161,40 @@ class KernelTableTest {
         assertEquals(restart.plus(KernelTable.STALE_CHAIN_GRACE), restarted.nextStaleChainDeadline().orElseThrow());
     }
 
+    @Test
+    void anEarlyReadBackIsWhatTheFirstConvergeUses() {
+        DesiredTable want = render(withDb().snapshot());
+        new KernelTable(V4, fake).converge(want, T0);
+        long reads = fake.readCalls();
+        KernelTable restarted = new KernelTable(V4, fake);
+        restarted.readBackEarly();
+        restarted.readBackEarly(); // a second call while one is pending starts nothing
+        SyncResult r = restarted.converge(want, T0.plusSeconds(1));
+        assertTrue(r.success() && r.commands() == 0, r::toString);
+        assertEquals(reads + 1, fake.readCalls(), "one read, made early");
+        restarted.converge(want, T0.plusSeconds(2));
+        assertEquals(reads + 2, fake.readCalls(), "an early read-back serves one converge only");
+    }
+
+    @Test
+    void aDiscardedEarlyReadBackIsNotUsed() {
+        DesiredTable want = render(withDb().snapshot());
+        new KernelTable(V4, fake).converge(want, T0);
+        KernelTable restarted = new KernelTable(V4, fake);
+        restarted.readBackEarly();
+        SyncResult unused = restarted.converge(want, T0); // waits for the early read to be done
+        assertTrue(unused.success());
+        restarted.readBackEarly();
+        // Wait until the early read happened, then change the table behind its back, as another writer would.
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (fake.readCalls() < 3 && System.nanoTime() < deadline) Thread.onSpinWait();
+        fake.flushChain(V4, "services");
+        restarted.discardEarlyReadBack();
+        SyncResult r = restarted.converge(want, T0.plusSeconds(1));
+        assertTrue(r.success() && r.commands() > 0, "repaired from a fresh read: " + r);
+        assertEquals(want, fake.dump(V4));
+    }
+
     private static boolean mentions(Command c, String service) {
         Object o = c.object();
         String text = o instanceof Element e ? e.toString() : o instanceof Rule r ? r.chain() + " " + r
