@@ -363,6 +363,13 @@ public final class GoldenScenarios {
                         .snapshot(), node, flows(
                 untouched("service-proxy-name label: another proxy's service", POD, POD_IP, "172.30.0.120", "tcp", 80),
                 untouched("headless label", POD, POD_IP, "172.30.0.121", "tcp", 80))));
+        s.add(new Scenario("invalid-input-skipped", "a bad ClusterIP and a bad endpoint address are skipped with a reason; the rest renders",
+                cluster().service(svc("demo", "bad-ip").clusterIP("300.1.2.3").port("http", "TCP", 80).build())
+                        .service(svc("demo", "good").clusterIP("172.30.0.130").port("http", "TCP", 80).build())
+                        .slice(slice("demo", "good", "s1").port("http", "TCP", 8080).ready("10.180.0.130", NODE)
+                                .ready("10.180.0.999", NODE).build())
+                        .snapshot(), node, flows(
+                untouched("the skipped Service has no rules", POD, POD_IP, "172.30.0.1", "tcp", 80))));
         s.add(new Scenario("dual-stack", "a dual-stack service: each table gets only its own family",
                 cluster().service(svc("demo", "hello-dual").dualStack("172.30.100.10", "fd00:172:30::100a").type("NodePort")
                                 .port("http", "TCP", 80, 30090).build())
