@@ -96,9 +96,10 @@ launcher() {
 #!/bin/sh
 # nftproxy launcher, installed by systemd/install.sh. exec, not fork: the unit's NotifyAccess=main accepts sd_notify
 # messages only from the main process, which must therefore be the JVM itself.
-# Defaults for a small long-running daemon (docs/benchmarks.md); NFTPROXY_JAVA_OPTS overrides any of them.
-exec "${JAVA:-java}" -XX:+UseSerialGC -Xms16m -Xmx1g -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 \
-    -XX:TieredStopAtLevel=1 -Xss512k ${NFTPROXY_JAVA_OPTS:-} -jar /usr/local/lib/nftproxy/nftproxy.jar "$@"
+# JVM flags: nftproxy-jvm.sh (heap, GC, JIT, class-data sharing); NFTPROXY_JAVA_OPTS overrides any of them.
+. /usr/local/lib/nftproxy/nftproxy-jvm.sh
+exec "${JAVA:-java}" $(nftproxy_jvm_flags /usr/local/lib/nftproxy/nftproxy.jar "${1:-}") ${NFTPROXY_JAVA_OPTS:-} \
+    -jar /usr/local/lib/nftproxy/nftproxy.jar "$@"
 LAUNCHER
 }
 
@@ -114,6 +115,7 @@ do_install() {
 
     run install -d -m 0755 "$lib_dir" "$(dirname "$bin_file")" "$(dirname "$unit_file")" "$(dirname "$modules_file")"
     run install -m 0644 "$jar" "$lib_dir/nftproxy.jar"
+    run install -m 0644 "$dist/nftproxy-jvm.sh" "$lib_dir/nftproxy-jvm.sh"
     if ((dry_run)); then
         printf 'would write: %q (launcher: exec java -jar /usr/local/lib/nftproxy/nftproxy.jar)\n' "$bin_file"
     else
@@ -151,7 +153,7 @@ do_uninstall() {
         run systemctl disable --now nftproxy.service || say "warning: could not stop/disable nftproxy.service"
     fi
     local file
-    for file in "$unit_file" "$modules_file" "$bin_file" "$lib_dir/nftproxy.jar"; do
+    for file in "$unit_file" "$modules_file" "$bin_file" "$lib_dir/nftproxy.jar" "$lib_dir/nftproxy-jvm.sh"; do
         if [[ -e "$file" || -L "$file" ]]; then
             run rm -f "$file"
         fi

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -71,6 +72,8 @@ class UnitFilesTest {
         }
     }
 
+    private static final Path JVM_OPTIONS = Path.of("src/main/dist/nftproxy-jvm.sh");
+
     @Test
     void installThenUninstallLeavesTheStagingRootEmpty() throws Exception {
         Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "not really a jar");
@@ -81,7 +84,7 @@ class UnitFilesTest {
         assertEquals(List.of("etc", "etc/modules-load.d", "etc/modules-load.d/nftproxy.conf", "etc/systemd",
                 "etc/systemd/system", "etc/systemd/system/nftproxy.service", "usr", "usr/local", "usr/local/bin",
                 "usr/local/bin/nftproxy", "usr/local/lib", "usr/local/lib/nftproxy",
-                "usr/local/lib/nftproxy/nftproxy.jar"), tree(root));
+                "usr/local/lib/nftproxy/nftproxy-jvm.sh", "usr/local/lib/nftproxy/nftproxy.jar"), tree(root));
         assertEquals(Files.readString(UNIT), Files.readString(root.resolve("etc/systemd/system/nftproxy.service")));
         assertEquals(Files.readString(MODULES), Files.readString(root.resolve("etc/modules-load.d/nftproxy.conf")));
         assertEquals("not really a jar", Files.readString(root.resolve("usr/local/lib/nftproxy/nftproxy.jar")));
@@ -199,12 +202,49 @@ class UnitFilesTest {
                 "ProtectKernelModules=yes", "ProtectKernelLogs=yes", "ProtectControlGroups=yes", "ProtectClock=yes",
                 "ProtectHostname=yes", "RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6",
                 "RestrictNamespaces=yes", "RestrictRealtime=yes", "RestrictSUIDSGID=yes", "LockPersonality=yes",
-                "SystemCallArchitectures=native", "SystemCallFilter=@system-service")) {
+                "SystemCallArchitectures=native", "SystemCallFilter=@system-service",
+                "CacheDirectory=nftproxy", "Environment=NFTPROXY_CDS_DIR=/var/cache/nftproxy")) {
             assertTrue(lines.contains(required), "missing " + required);
         }
         // The host's network namespace is the one to program, and the JIT needs W+X memory.
         for (String forbidden : List.of("PrivateNetwork", "MemoryDenyWriteExecute", "PrivateUsers", "ExecStop")) {
             assertTrue(lines.stream().noneMatch(l -> l.startsWith(forbidden + "=")), forbidden + " must not be set");
         }
+    }
+
+    /** What nftproxy-jvm.sh gives for {@code args} with the environment {@code env}. */
+    private static String jvmFlags(Path jar, String subcommand, Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", ". \"$0\"; nftproxy_jvm_flags \"$1\" \"$2\"",
+                JVM_OPTIONS.toString(), jar.toString(), subcommand).redirectErrorStream(true);
+        pb.environment().remove("NFTPROXY_NO_CDS");
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), out);
+        return out;
+    }
+
+    @Test
+    void theDaemonGetsAClassDataArchiveNamedByItsJarOtherCommandsDoNot() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "a jar");
+        Path cds = tmp.resolve("cds");
+        Map<String, String> env = Map.of("NFTPROXY_CDS_DIR", cds.toString());
+        String first = jvmFlags(jar, "run", env);
+        assertTrue(first.contains("-XX:TieredStopAtLevel=1") && first.contains("-Xlog:all=warning:stderr"), first);
+        assertTrue(first.matches(".*-XX:ArchiveClassesAtExit=" + java.util.regex.Pattern.quote(cds.toString()) + "/nftproxy-\\d+-\\d+\\.jsa.*"), first);
+        String archive = first.replaceAll(".*-XX:ArchiveClassesAtExit=(\\S+).*", "$1");
+        Files.writeString(Path.of(archive), "archive");
+        String second = jvmFlags(jar, "run", env);
+        assertTrue(second.contains("-XX:SharedArchiveFile=" + archive) && !second.contains("ArchiveClassesAtExit"), second);
+
+        // A new jar (other size and time) never maps the old archive, and the old one goes.
+        Files.writeString(jar, "a longer jar");
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 5000));
+        String rebuilt = jvmFlags(jar, "run", env);
+        assertTrue(rebuilt.contains("-XX:ArchiveClassesAtExit=") && !rebuilt.contains(archive), rebuilt);
+        assertFalse(Files.exists(Path.of(archive)), "the old archive is removed");
+
+        assertFalse(jvmFlags(jar, "render", env).contains("Archive"), "only the daemon keeps an archive");
+        assertFalse(jvmFlags(jar, "run", Map.of("NFTPROXY_CDS_DIR", cds.toString(), "NFTPROXY_NO_CDS", "1")).contains("Archive"));
     }
 }

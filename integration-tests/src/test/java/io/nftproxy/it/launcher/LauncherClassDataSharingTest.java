@@ -1,0 +1,62 @@
+package io.nftproxy.it.launcher;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The checkout's launcher with a real JVM: the first {@code run} of a jar writes a class-data archive when it exits,
+ * the next one maps it ({@code -Xshare:on} makes the JVM refuse to start if it cannot), and stdout stays the
+ * command's own. {@code run --help} is a {@code run} that needs no root and exits at once.
+ */
+class LauncherClassDataSharingTest {
+    private static final Path LAUNCHER = Path.of("..", "nftproxy").toAbsolutePath().normalize();
+
+    private record Run(int exit, String stdout, String stderr) {}
+
+    private static Run run(Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(LAUNCHER.toString(), "run", "--help");
+        pb.environment().remove("NFTPROXY_NO_CDS");
+        pb.environment().remove("NFTPROXY_JAVA_OPTS");
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        p.getOutputStream().close();
+        var err = p.getErrorStream();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String errText = new String(err.readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(300, TimeUnit.SECONDS), "the launcher did not exit");
+        return new Run(p.exitValue(), out, errText);
+    }
+
+    private static List<Path> archives(Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) return List.of();
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".jsa")).toList();
+        }
+    }
+
+    @Test
+    void theSecondRunMapsTheArchiveTheFirstWrote(@TempDir Path tmp) throws Exception {
+        Path cds = tmp.resolve("cds");
+        Run first = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()));
+        assertEquals(0, first.exit(), first.stderr());
+        assertTrue(first.stdout().startsWith("Usage: nftproxy run"), "stdout is the help, nothing else:\n" + first.stdout());
+        assertEquals(1, archives(cds).size(), "one archive written at exit: " + archives(cds) + "\n" + first.stderr());
+
+        Run second = run(Map.of("NFTPROXY_CDS_DIR", cds.toString(), "NFTPROXY_JAVA_OPTS", "-Xshare:on"));
+        assertEquals(0, second.exit(), "the archive maps (-Xshare:on fails otherwise): " + second.stderr());
+        assertTrue(second.stdout().startsWith("Usage: nftproxy run"), second.stdout());
+        assertEquals(archives(cds), archives(cds), "nothing rewritten");
+    }
+}

@@ -1,0 +1,26 @@
+# JVM options for nftproxy, sourced by both launchers (./nftproxy in a checkout, the one install.sh writes). POSIX sh.
+#
+# A small long-running daemon, not a batch job: serial GC (one thread, no concurrent workers), a heap that starts
+# small and gives memory back, the JIT's first tier only (C2 burns seconds of CPU at start for code that runs a few
+# times a second). JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
+#
+# Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and
+# verifying them again (0.4-0.6 s of each start here, docs/benchmarks.md). The archive is named by the jar's size and
+# modification time, so a new jar never meets an old archive; the first run of a jar writes it when it exits.
+# NFTPROXY_CDS_DIR says where (default: the user's cache directory); NFTPROXY_NO_CDS=1 turns it off.
+nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
+    flags="-XX:+UseSerialGC -Xms16m -Xmx1g -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1"
+    flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
+    if [ "$2" = run ] && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
+        cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
+        cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"
+        cds_archive="$cds_dir/nftproxy-$cds_key.jsa"
+        if [ -n "$cds_key" ] && [ -f "$cds_archive" ]; then
+            flags="$flags -XX:SharedArchiveFile=$cds_archive"
+        elif [ -n "$cds_key" ] && mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
+            rm -f "$cds_dir"/nftproxy-*.jsa
+            flags="$flags -XX:ArchiveClassesAtExit=$cds_archive"
+        fi
+    fi
+    printf '%s' "$flags"
+}
