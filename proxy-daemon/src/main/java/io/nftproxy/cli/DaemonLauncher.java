@@ -132,7 +132,7 @@ final class DaemonLauncher {
         ProxyConfig base = ProxyConfig.defaults();
         if (cmd.config != null) {
             ConfigFile.Result r = ConfigFile.read(cmd.config, base);
-            r.notes().forEach(n -> LOG.info("config {}", n));
+            r.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
             base = r.config();
         }
         ProxyConfig.Builder b = base.toBuilder();
