@@ -5,6 +5,7 @@ import io.nftproxy.config.ConfigFile;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
@@ -27,6 +28,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
@@ -47,8 +50,9 @@ final class DaemonLauncher {
 
     int run(PrintWriter err) {
         ProxyConfig config;
+        List<ConfigFile.Note> notes = new ArrayList<>();
         try {
-            config = configuration();
+            config = configuration(notes);
         } catch (ConfigException e) {
             err.println("nftproxy: invalid configuration: " + e.getMessage());
             return ExitCodes.USAGE;
@@ -56,6 +60,8 @@ final class DaemonLauncher {
             err.println("nftproxy: --config " + cmd.config + ": cannot be read (" + e.getMessage() + ")");
             return ExitCodes.INPUT_UNREADABLE;
         }
+        config.logging().apply();
+        notes.forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
         NodeSettings node = new NodeSettings(config.hostnameOverride(), cmd.nodeOptions.nodeIPs, config.clusterCidrs(),
                 config.nodePortAddresses(), config.masqueradeAll(), config.masqueradeBit());
         OwnProcesses own = OwnProcesses.thisProcess();
@@ -77,17 +83,19 @@ final class DaemonLauncher {
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
-            LOG.info("SIGTERM: stopping; nftables rules stay in place");
             daemon.close();
             stopped.countDown();
         }, "shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             daemon.start(source(config));
-            LOG.info("running node={} source={} healthz={} metrics={} minSyncPeriod={} syncPeriod={}", config.hostnameOverride(),
-                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes",
-                    config.healthzBindAddress(), config.metricsBindAddress(), GoDuration.format(config.minSyncPeriod()),
-                    GoDuration.format(config.syncPeriod()));
+            LOG.info("started version={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
+                            + "clusterCIDR={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
+                    NftproxyCommand.Version.number(), config.hostnameOverride(),
+                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", client.describe(),
+                    cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
+                    address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
+                    join(config.nodePortAddresses()), GoDuration.format(config.minSyncPeriod()), GoDuration.format(config.syncPeriod()));
             stopped.await();
             return ExitCodes.OK;
         } catch (InterruptedException e) {
@@ -127,12 +135,24 @@ final class DaemonLauncher {
         return api;
     }
 
-    /** Defaults, then the config file, then each flag the command line actually gave. */
-    private ProxyConfig configuration() throws IOException {
+    /** {@code ip:port}, or "off" for port 0 (the server is not started). */
+    private static String address(java.net.InetSocketAddress a) {
+        if (a.getPort() == 0) return "off";
+        String host = a.getAddress().getHostAddress();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+    }
+
+    private static String join(List<?> items) { return String.join(",", items.stream().map(String::valueOf).toList()); }
+
+    /**
+     * Defaults, then the config file, then each flag the command line actually gave; what the file said that is
+     * not simply applied goes to {@code notes}, logged once the logging is set up from the result.
+     */
+    private ProxyConfig configuration(List<ConfigFile.Note> notes) throws IOException {
         ProxyConfig base = ProxyConfig.defaults();
         if (cmd.config != null) {
             ConfigFile.Result r = ConfigFile.read(cmd.config, base);
-            r.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
+            notes.addAll(r.notes());
             base = r.config();
         }
         ProxyConfig.Builder b = base.toBuilder();
@@ -150,6 +170,17 @@ final class DaemonLauncher {
         if (cmd.minSyncPeriod != null) b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod);
         if (cmd.syncPeriod != null) b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod);
         b.nftMode = cmd.nftMode.flagValue();
+        if (cmd.verbosity != null) {
+            if (cmd.verbosity < 0) throw new ConfigException("-v", cmd.verbosity, "an integer 0 or more");
+            b.logging = new LogSettings(cmd.verbosity, b.logging.format());
+        }
+        if (cmd.loggingFormat != null) {
+            try {
+                b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(cmd.loggingFormat));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("--logging-format", cmd.loggingFormat, "text or json");
+            }
+        }
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
         ProxyConfig c = b.build().validate();
         try {

@@ -68,9 +68,14 @@ public final class NftproxyCommand implements Callable<Integer> {
     }
 
     static final class Version implements CommandLine.IVersionProvider {
-        @Override public String[] getVersion() {
+        @Override public String[] getVersion() { return new String[] {text()}; }
+
+        static String text() { return "nftproxy " + number(); }
+
+        /** The version the jar was built as, for the start line too. */
+        static String number() {
             String v = NftproxyCommand.class.getPackage().getImplementationVersion();
-            return new String[] {"nftproxy " + (v == null ? "(development build)" : v)};
+            return v == null ? "(development build)" : v;
         }
     }
 }

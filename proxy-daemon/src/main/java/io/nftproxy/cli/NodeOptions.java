@@ -93,7 +93,7 @@ public final class NodeOptions {
                     + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
     TableLayout tableLayout;
 
-    @Option(names = {"-v", "--verbose"},
+    @Option(names = "--verbose",
             description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
     boolean verbose;
 

@@ -125,6 +125,17 @@ public final class RunCommand implements Callable<Integer> {
                     + "or 'auto' (the library when it loads, else the binary).", "Default: ${DEFAULT-VALUE}."})
     NftClients.Mode nftMode;
 
+    @Option(names = {"-v", "--v"}, paramLabel = "N",
+            description = {"Log verbosity, as kube-proxy's: 0 and 1 log start, stop and problems (INFO); 2 and 3 add "
+                    + "one line per sync; 4 and more add nftproxy's DEBUG lines and the libraries' INFO lines. "
+                    + "Default: 0, or logging.verbosity from --config."})
+    Integer verbosity;
+
+    @Option(names = "--logging-format", paramLabel = "text|json",
+            description = {"'text': one logfmt line per event (every free-text value quoted); 'json': one JSON object "
+                    + "per line. Logs go to stderr. Default: text, or logging.format from --config."})
+    String loggingFormat;
+
     /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it; the JVM stays put. */
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
     String netns;

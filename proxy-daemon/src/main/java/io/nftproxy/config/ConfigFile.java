@@ -1,5 +1,6 @@
 package io.nftproxy.config;
 
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.proxy.InvalidInputException;
 import io.nftproxy.proxy.IpAddress;
 import io.nftproxy.proxy.IpFamily;
@@ -108,7 +109,7 @@ public final class ConfigFile {
             case "clientConnection" -> clientConnection(v, b);
             case "nftables" -> nftables(v, b);
             case "conntrack" -> conntrack(v);
-            case "logging" -> logging(v);
+            case "logging" -> logging(v, b);
             case "iptables", "ipvs", "winkernel" -> {
                 obj(k, v);
                 note(Level.DEBUG, k, "settings of kube-proxy's " + k + " mode; not used in nftables mode");
@@ -251,7 +252,8 @@ public final class ConfigFile {
         }
     }
 
-    private void logging(JsonNode v) {
+    /** kube-proxy's logging options that mean something here: the format and the verbosity (flags override both). */
+    private void logging(JsonNode v, ProxyConfig.Builder b) {
         for (Map.Entry<String, JsonNode> e : obj("logging", v).properties()) {
             String f = "logging." + e.getKey();
             JsonNode x = e.getValue();
@@ -259,13 +261,23 @@ public final class ConfigFile {
                 switch (e.getKey()) {
                     case "format" -> {
                         String s = str(f, x);
-                        if (!s.isEmpty() && !s.equals("text")) note(Level.WARN, f, s + " not applied: nftproxy logs as text");
+                        if (s.isEmpty()) break;
+                        try {
+                            b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(s));
+                        } catch (IllegalArgumentException ex) {
+                            throw new ConfigException(f, s, "text or json");
+                        }
                     }
                     case "verbosity" -> {
                         if (!x.isIntegralNumber() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0");
-                        if (x.intValue() != 0) note(Level.WARN, f, x.intValue() + " not applied: nftproxy logs at INFO");
+                        b.logging = new LogSettings(x.intValue(), b.logging.format());
                     }
-                    case "flushFrequency", "options", "vmodule" -> { }
+                    case "flushFrequency", "options" -> note(Level.DEBUG, f, "nftproxy writes each line as it is logged");
+                    case "vmodule" -> {
+                        if (!x.isNull() && !(x.isArray() && x.isEmpty())) {
+                            note(Level.WARN, f, "not applied: nftproxy has one verbosity for all its code");
+                        }
+                    }
                     default -> throw unknown(f);
                 }
                 return null;

@@ -58,6 +58,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProxyDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyDaemon.class);
+    private static final Logger SYNCS = LoggerFactory.getLogger(io.nftproxy.logging.LogSettings.SYNCS);
 
     /** Starts a source that feeds the store (manifest directory, Kubernetes informers). */
     @FunctionalInterface
@@ -214,6 +215,9 @@ public final class ProxyDaemon implements AutoCloseable {
         ProxySync.Result result = proxySync.sync(store, changes, node.node(), clock.instant());
         LOG.debug("sync core time={}us services={} everything={}", result.coreTime().toNanos() / 1000,
                 result.everything() ? -1 : result.deltas().size(), result.everything());
+        // kube-proxy's "SyncProxyRules complete" line, shown from -v 2.
+        SYNCS.info("sync done full={} services={} results={}", request.full(),
+                result.everything() ? "all" : Integer.toString(result.deltas().size()), result.families().values());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
         Instant done = clock.instant();
         boolean ok = true;

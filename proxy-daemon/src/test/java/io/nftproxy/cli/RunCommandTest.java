@@ -69,6 +69,12 @@ class RunCommandTest {
         r = run(fake(f), "--kubeconfig", "/nonexistent/kubeconfig");
         assertEquals(ExitCodes.USAGE, r.exit());
         assertTrue(r.err().contains("either a manifest directory or a kubeconfig, not both"), r.err());
+        r = run(fake(f), "--logging-format", "xml");
+        assertEquals(ExitCodes.USAGE, r.exit());
+        assertTrue(r.err().contains("--logging-format: invalid value \"xml\"; allowed: text or json"), r.err());
+        r = run(fake(f), "--v=-1");
+        assertEquals(ExitCodes.USAGE, r.exit());
+        assertTrue(r.err().contains("-v: invalid value \"-1\""), r.err());
         r = run(fake(f), "--healthz-bind-address", "localhost:10256");
         assertEquals(ExitCodes.USAGE, r.exit());
         assertTrue(r.err().contains("no host names"), r.err());

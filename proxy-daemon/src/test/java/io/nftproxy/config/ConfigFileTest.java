@@ -1,5 +1,6 @@
 package io.nftproxy.config;
 
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.proxy.IpPrefix;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -181,6 +182,15 @@ class ConfigFileTest {
         ConfigFile.Result r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
                 + "oomScoreAdj: -999\nconntrack: {maxPerCore: null, min: null, tcpBeLiberal: false, udpTimeout: 0s}\n");
         assertEquals(List.of(), r.notes().stream().filter(n -> n.level() == Level.WARN).toList());
+    }
+
+    @Test
+    void loggingFormatAndVerbosityAreApplied() throws Exception {
+        ProxyConfig c = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "logging: {format: json, verbosity: 4, flushFrequency: 5s}\n").config();
+        assertEquals(new LogSettings(4, LogSettings.Format.JSON), c.logging());
+        assertEquals("logging.format", assertThrows(ConfigException.class, () -> read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                + "kind: KubeProxyConfiguration\nlogging: {format: xml}\n")).field());
     }
 
     @Test
