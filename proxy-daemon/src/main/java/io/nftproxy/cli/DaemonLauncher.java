@@ -1,69 +1,44 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.config.ConfigException;
-import io.nftproxy.config.ConfigFile;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
-import io.nftproxy.logging.LogSettings;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.ParseResult;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code nftproxy run} without {@code --once}: builds the configuration (defaults, then --config, then flags given
- * explicitly), opens nftables, starts the daemon on the chosen source and runs until SIGTERM.
+ * {@code nftproxy run} without {@code --once}: with the {@link RunConfiguration}, opens nftables, starts the daemon on
+ * the chosen source and runs until SIGTERM.
  */
 final class DaemonLauncher {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonLauncher.class);
 
     private final RunCommand cmd;
-    private final CommandSpec spec;
 
-    DaemonLauncher(RunCommand cmd, CommandSpec spec) {
+    DaemonLauncher(RunCommand cmd) {
         this.cmd = cmd;
-        this.spec = spec;
     }
 
-    int run(PrintWriter err) {
-        ProxyConfig config;
-        List<ConfigFile.Note> notes = new ArrayList<>();
-        try {
-            config = configuration(notes);
-        } catch (ConfigException e) {
-            err.println("nftproxy: invalid configuration: " + e.getMessage());
-            return ExitCodes.USAGE;
-        } catch (IOException e) {
-            err.println("nftproxy: --config " + cmd.config + ": cannot be read (" + e.getMessage() + ")");
-            return ExitCodes.INPUT_UNREADABLE;
-        }
-        config.logging().apply();
-        notes.forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
-        NodeSettings node = new NodeSettings(config.hostnameOverride(), cmd.nodeOptions.nodeIPs, config.clusterCidrs(),
-                config.nodePortAddresses(), config.masqueradeAll(), config.masqueradeBit());
+    int run(RunConfiguration rc, PrintWriter err) {
+        ProxyConfig config = rc.config();
+        NodeSettings node = rc.node();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client;
         try {
@@ -143,60 +118,4 @@ final class DaemonLauncher {
     }
 
     private static String join(List<?> items) { return String.join(",", items.stream().map(String::valueOf).toList()); }
-
-    /**
-     * Defaults, then the config file, then each flag the command line actually gave; what the file said that is
-     * not simply applied goes to {@code notes}, logged once the logging is set up from the result.
-     */
-    private ProxyConfig configuration(List<ConfigFile.Note> notes) throws IOException {
-        ProxyConfig base = ProxyConfig.defaults();
-        if (cmd.config != null) {
-            ConfigFile.Result r = ConfigFile.read(cmd.config, base);
-            notes.addAll(r.notes());
-            base = r.config();
-        }
-        ProxyConfig.Builder b = base.toBuilder();
-        ParseResult pr = spec.commandLine().getParseResult();
-        NodeOptions n = cmd.nodeOptions;
-        if (pr.hasMatchedOption("--hostname-override")) b.hostnameOverride = n.hostname;
-        if (pr.hasMatchedOption("--cluster-cidr")) b.clusterCidrs = n.clusterCidrs;
-        if (pr.hasMatchedOption("--nodeport-addresses")) b.nodePortAddresses = n.nodePortAddresses;
-        if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = n.masqueradeAll;
-        if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = n.masqueradeBit;
-        if (pr.hasMatchedOption("--manifests")) b.manifests = n.manifests;
-        if (cmd.kubeconfig != null) b.kubeconfig = cmd.kubeconfig;
-        if (cmd.healthzBindAddress != null) b.healthzBindAddress = ConfigFile.hostPort("--healthz-bind-address", cmd.healthzBindAddress, 10256);
-        if (cmd.metricsBindAddress != null) b.metricsBindAddress = ConfigFile.hostPort("--metrics-bind-address", cmd.metricsBindAddress, 10249);
-        if (cmd.minSyncPeriod != null) b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod);
-        if (cmd.syncPeriod != null) b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod);
-        b.nftMode = cmd.nftMode.flagValue();
-        if (cmd.verbosity != null) {
-            if (cmd.verbosity < 0) throw new ConfigException("-v", cmd.verbosity, "an integer 0 or more");
-            b.logging = new LogSettings(cmd.verbosity, b.logging.format());
-        }
-        if (cmd.loggingFormat != null) {
-            try {
-                b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(cmd.loggingFormat));
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException("--logging-format", cmd.loggingFormat, "text or json");
-            }
-        }
-        if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
-        ProxyConfig c = b.build().validate();
-        try {
-            NodeContext.minimal(c.hostnameOverride());
-        } catch (InvalidInputException e) {
-            throw new ConfigException("hostnameOverride", c.hostnameOverride(), "a DNS-1123 subdomain (the node's name)");
-        }
-        return c;
-    }
-
-    /** As kube-proxy: the kernel's host name, lower-cased, when no override is given. */
-    private static String osHostname() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip().toLowerCase(Locale.ROOT);
-        } catch (IOException e) {
-            return null;
-        }
-    }
 }

@@ -54,6 +54,17 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         if (minSyncPeriod.compareTo(syncPeriod) > 0) {
             throw new ConfigException("nftables.minSyncPeriod", GoDuration.format(minSyncPeriod), "at most syncPeriod (" + GoDuration.format(syncPeriod) + ")");
         }
+        if (nodePortAddresses.contains(PRIMARY) && nodePortAddresses.size() > 1) {
+            throw new ConfigException("nodePortAddresses", String.join(",", nodePortAddresses), "'" + PRIMARY + "' alone, or CIDRs");
+        }
+        for (String a : nodePortAddresses) {
+            if (a.equals(PRIMARY)) continue;
+            try {
+                IpPrefix.parse(a);
+            } catch (io.nftproxy.proxy.InvalidInputException e) {
+                throw new ConfigException("nodePortAddresses", a, "'" + PRIMARY + "' or CIDRs such as 192.168.10.0/24");
+            }
+        }
         long families = clusterCidrs.stream().map(IpPrefix::family).distinct().count();
         if (families != clusterCidrs.size()) throw new ConfigException("clusterCIDR", clusterCidrs, "at most one CIDR per IP family");
         if (!List.of("auto", "library", "exec").contains(nftMode)) throw new ConfigException("nft-mode", nftMode, "auto, library or exec");
