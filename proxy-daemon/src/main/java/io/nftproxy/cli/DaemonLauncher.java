@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.build.BuildInfo;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
@@ -57,16 +58,22 @@ final class DaemonLauncher {
                 cmd.nodeOptions.tableLayout()),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
         CountDownLatch stopped = new CountDownLatch(1);
+        // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
+        // not the JVM's 143, so the unit ends inactive rather than failed. A stop that throws never reaches halt and
+        // the JVM exits 143 as usual. halt, not exit: the stop is done, and exit would wait for this very hook.
+        // Logging is stopped here, not by Log4j's own hook (disabled in log4j2.xml), so the stop line is written.
         Thread hook = new Thread(() -> {
             daemon.close();
             stopped.countDown();
+            org.apache.logging.log4j.LogManager.shutdown();
+            Runtime.getRuntime().halt(ExitCodes.OK);
         }, "shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             daemon.start(source(config));
-            LOG.info("started version={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
+            LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
                             + "clusterCIDR={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
-                    NftproxyCommand.Version.number(), config.hostnameOverride(),
+                    BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
                     config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", client.describe(),
                     cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),

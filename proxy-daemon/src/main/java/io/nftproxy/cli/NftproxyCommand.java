@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.build.BuildInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IParameterExceptionHandler;
@@ -68,14 +69,6 @@ public final class NftproxyCommand implements Callable<Integer> {
     }
 
     static final class Version implements CommandLine.IVersionProvider {
-        @Override public String[] getVersion() { return new String[] {text()}; }
-
-        static String text() { return "nftproxy " + number(); }
-
-        /** The version the jar was built as, for the start line too. */
-        static String number() {
-            String v = NftproxyCommand.class.getPackage().getImplementationVersion();
-            return v == null ? "(development build)" : v;
-        }
+        @Override public String[] getVersion() { return new String[] {"nftproxy " + BuildInfo.current()}; }
     }
 }

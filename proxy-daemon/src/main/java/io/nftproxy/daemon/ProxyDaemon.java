@@ -113,6 +113,8 @@ public final class ProxyDaemon implements AutoCloseable {
         this.notify = notify;
         this.clock = clock;
         this.metrics = new ProxyMetrics(registry, true);
+        metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
+                () -> store.changeCounts().endpointSliceEvents(), () -> store.changeCounts().endpointSliceChangesPending());
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());

@@ -1,10 +1,14 @@
 package io.nftproxy.metrics;
 
+import io.nftproxy.build.BuildInfo;
 import io.nftproxy.http.Response;
 import io.nftproxy.proxy.IpFamily;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -13,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 
 /**
  * The metrics kube-proxy's nftables mode exports, under the same names so existing dashboards and alerts work,
@@ -71,7 +76,27 @@ public final class ProxyMetrics {
                 .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
                 .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
+        BuildInfo build = BuildInfo.current();
+        Info.builder().name("nftproxy_build_info").help("The version, commit and build time of this nftproxy")
+                .labelNames("version", "git_commit", "build_date", "java_version").register(registry)
+                .addLabelValues(build.version(), build.commit(), build.date(), Runtime.version().toString());
         if (jvm) JvmMetrics.builder().register(registry);
+    }
+
+    /**
+     * kube-proxy's change-tracker metrics, read from the store at each scrape: Service and EndpointSlice events seen
+     * (counters) and the changes recorded but not yet taken by a sync (gauges).
+     */
+    public void changeTracking(LongSupplier serviceEvents, LongSupplier servicesPending, LongSupplier endpointSliceEvents,
+                               LongSupplier endpointSliceChangesPending) {
+        CounterWithCallback.builder().name("kubeproxy_sync_proxy_rules_service_changes_total")
+                .help("Cumulative proxy rules Service changes").callback(c -> c.call(serviceEvents.getAsLong())).register(registry);
+        GaugeWithCallback.builder().name("kubeproxy_sync_proxy_rules_service_changes_pending")
+                .help("Pending proxy rules Service changes").callback(c -> c.call(servicesPending.getAsLong())).register(registry);
+        CounterWithCallback.builder().name("kubeproxy_sync_proxy_rules_endpoint_changes_total")
+                .help("Cumulative proxy rules Endpoint changes").callback(c -> c.call(endpointSliceEvents.getAsLong())).register(registry);
+        GaugeWithCallback.builder().name("kubeproxy_sync_proxy_rules_endpoint_changes_pending")
+                .help("Pending proxy rules Endpoint changes").callback(c -> c.call(endpointSliceChangesPending.getAsLong())).register(registry);
     }
 
     public void sync(IpFamily f, boolean full, Duration took, int commands) {
