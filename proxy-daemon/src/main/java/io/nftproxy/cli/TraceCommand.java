@@ -56,7 +56,7 @@ import java.util.concurrent.Callable;
                 "      --proto tcp --dport 80 --from external",
                 "",
                 "Exit codes: 0 traced (whatever the verdict), 1 --manifests missing or",
-                "unreadable, 2 invalid flag, 3 the table could not be traced to an end."})
+                "unreadable, 2 invalid flag, 6 the table could not be traced to an end."})
 public final class TraceCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
