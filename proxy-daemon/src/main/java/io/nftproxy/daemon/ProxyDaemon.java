@@ -316,6 +316,7 @@ public final class ProxyDaemon implements AutoCloseable {
             ProxyState v6 = result.state(IpFamily.IPV6);
             CleanupReport report = options.netns() == null ? conntrack.clean(v4, v6)
                     : NetnsThread.callIn(options.netns(), () -> conntrack.clean(v4, v6));
+            for (CleanupReport.Family fr : report.families()) metrics.conntrackReconciled(fr.family(), fr.duration(), fr.deleted());
             lastUdp.clear();
             lastUdp.putAll(now);
             conntrackPending = false;

@@ -42,6 +42,8 @@ public final class ProxyMetrics {
     private final Counter invalidObjects;
     private final Counter tamperRepairs;
     private final Counter transactionCommands;
+    private final Histogram conntrackReconcile;
+    private final Counter conntrackDeleted;
 
     public ProxyMetrics(PrometheusRegistry registry, boolean jvm) {
         this.registry = registry;
@@ -76,6 +78,14 @@ public final class ProxyMetrics {
                 .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
                 .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
+        // kube-proxy's conntrack reconciler pair, with its buckets (1 ms doubling, 15 of them).
+        double[] ctBuckets = new double[15];
+        for (int i = 0; i < ctBuckets.length; i++) ctBuckets[i] = 0.001 * (1 << i);
+        conntrackReconcile = Histogram.builder().name("kubeproxy_conntrack_reconciler_sync_duration_seconds")
+                .help("ReconcileConntrackFlowsLatency latency in seconds").classicUpperBounds(ctBuckets)
+                .labelNames("ip_family").register(registry);
+        conntrackDeleted = Counter.builder().name("kubeproxy_conntrack_reconciler_deleted_entries_total")
+                .help("Cumulative conntrack flows deleted by conntrack reconciler").labelNames("ip_family").register(registry);
         BuildInfo build = BuildInfo.current();
         Info.builder().name("nftproxy_build_info").help("The version, commit and build time of this nftproxy")
                 .labelNames("version", "git_commit", "build_date", "java_version").register(registry)
@@ -119,6 +129,10 @@ public final class ProxyMetrics {
     public void livez(int code) { livez.labelValues(Integer.toString(code)).inc(); }
     public void invalidObject(String kind, String field) { invalidObjects.labelValues(kind, field).inc(); }
     public void tamperResync(IpFamily f) { tamperRepairs.labelValues(label(f)).inc(); }
+    public void conntrackReconciled(IpFamily f, Duration took, int deleted) {
+        conntrackReconcile.labelValues(label(f)).observe(took.toNanos() / 1e9);
+        conntrackDeleted.labelValues(label(f)).inc(deleted);
+    }
 
     /** The Prometheus text exposition of everything registered. */
     public Response scrape() {

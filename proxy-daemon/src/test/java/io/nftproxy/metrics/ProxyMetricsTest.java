@@ -4,10 +4,12 @@ import io.nftproxy.build.BuildInfo;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceObject;
+import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.source.ClusterStore;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -61,5 +63,14 @@ class ProxyMetricsTest {
         assertTrue(s.lines().anyMatch(l -> l.startsWith("nftproxy_build_info{") && l.contains("version=\"" + b.version() + "\"")
                 && l.contains("git_commit=\"" + b.commit() + "\"") && l.contains("build_date=\"" + b.date() + "\"")
                 && l.endsWith("} 1")), s);
+    }
+
+    @Test
+    void conntrackReconcilerPairHasKubeProxysNamesLabelsAndBuckets() {
+        metrics.conntrackReconciled(IpFamily.IPV4, Duration.ofMillis(3), 2);
+        assertLine("kubeproxy_conntrack_reconciler_deleted_entries_total{ip_family=\"IPv4\"} 2.0");
+        assertLine("kubeproxy_conntrack_reconciler_sync_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.002\"} 0");
+        assertLine("kubeproxy_conntrack_reconciler_sync_duration_seconds_bucket{ip_family=\"IPv4\",le=\"0.004\"} 1");
+        assertLine("kubeproxy_conntrack_reconciler_sync_duration_seconds_bucket{ip_family=\"IPv4\",le=\"16.384\"} 1");
     }
 }
