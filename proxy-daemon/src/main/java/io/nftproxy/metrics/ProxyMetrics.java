@@ -27,6 +27,12 @@ public final class ProxyMetrics {
     private static final double[] SYNC_BUCKETS = {0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256,
             0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 
+    /**
+     * kube-proxy 1.36's layout (0.25 s, 0.5 s, every second to 59 s, every 5 s to 115 s, every 30 s to 5 min), so sums
+     * over a fleet with both proxies line up, plus finer bounds below 0.25 s, where nftproxy's changes land.
+     */
+    private static final double[] PROGRAMMING_BUCKETS = programmingBuckets();
+
     private final PrometheusRegistry registry;
     private final Histogram syncDuration;
     private final Histogram fullSyncDuration;
@@ -59,8 +65,7 @@ public final class ProxyMetrics {
                 .help("The last time a sync of proxy rules was queued").labelNames("ip_family").register(registry);
         programmingLatency = Histogram.builder().name("kubeproxy_network_programming_duration_seconds")
                 .help("In-cluster network programming latency: EndpointSlice trigger time to kernel commit")
-                .classicUpperBounds(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-                .labelNames("ip_family").register(registry);
+                .classicUpperBounds(PROGRAMMING_BUCKETS).labelNames("ip_family").register(registry);
         syncFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_sync_failures_total")
                 .help("Failed nftables transactions").labelNames("ip_family").register(registry);
         cleanupFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total")
@@ -146,4 +151,12 @@ public final class ProxyMetrics {
     }
 
     private static String label(IpFamily f) { return f.apiName(); }
+
+    private static double[] programmingBuckets() {
+        java.util.List<Double> b = new java.util.ArrayList<>(java.util.List.of(0.01, 0.025, 0.05, 0.1, 0.25, 0.5));
+        for (int s = 1; s <= 59; s++) b.add((double) s);
+        for (int s = 60; s <= 115; s += 5) b.add((double) s);
+        for (int s = 120; s <= 300; s += 30) b.add((double) s);
+        return b.stream().mapToDouble(Double::doubleValue).toArray();
+    }
 }
