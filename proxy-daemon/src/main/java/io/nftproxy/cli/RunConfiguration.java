@@ -51,7 +51,16 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
         if (pr.hasMatchedOption("--nodeport-addresses")) b.nodePortAddresses = n.nodePortAddresses;
         if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = n.masqueradeAll;
         if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = n.masqueradeBit;
-        if (pr.hasMatchedOption("--manifests")) b.manifests = n.manifests;
+        if (pr.hasMatchedOption("--manifests")) {
+            b.manifests = n.manifests;
+            // The source given on the command line wins over the file's, as any flag does: kubeadm's file names a
+            // kubeconfig, and it must still load unchanged next to --manifests. Both as flags stays a conflict.
+            if (b.kubeconfig != null && cmd.kubeconfig == null) {
+                notes.add(new ConfigFile.Note(org.slf4j.event.Level.INFO, "clientConnection.kubeconfig",
+                        b.kubeconfig + " not used: --manifests " + n.manifests + " is the source"));
+                b.kubeconfig = null;
+            }
+        }
         if (cmd.kubeconfig != null) b.kubeconfig = cmd.kubeconfig;
         if (cmd.healthzBindAddress != null) {
             b.healthzBindAddress = ConfigFile.hostPort("--healthz-bind-address", cmd.healthzBindAddress, ConfigFile.HEALTHZ_PORT);

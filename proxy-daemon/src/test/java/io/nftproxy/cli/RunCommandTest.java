@@ -196,17 +196,18 @@ class RunCommandTest {
         assertTrue(script(f).contains("mark or 0x4000 "), script(f));
     }
 
+    /** kubeadm's file names its kubeconfig; --manifests given on the command line is the source all the same. */
     @Test
     void onceAcceptsKubeadmsGeneratedConfigurationUnchanged() throws Exception {
         Path kubeadm = Path.of(RunCommandTest.class.getResource("/kubeadm-v1.36-kube-proxy-config.conf").toURI());
         FakeNftClient f = new FakeNftClient();
-        // kubeadm's file names its kubeconfig; --once reads the manifests instead, so that one is a conflict to refuse
-        // and the operator gives the directory in a copy without it.
-        Path copy = dir.resolve("config.conf");
-        Files.writeString(copy, Files.readString(kubeadm).replace("  kubeconfig: /var/lib/kube-proxy/kubeconfig.conf\n", "  kubeconfig: \"\"\n"));
-        Run r = run(fake(f), "--once", "--config", copy.toString());
+        Run r = run(fake(f), "--once", "--config", kubeadm.toString());
         assertEquals(ExitCodes.OK, r.exit(), r.err());
         assertTrue(script(f).contains("mark or 0x4000 "), "kube-proxy's default masquerade bit");
+        // Both sources as flags are still a contradiction.
+        r = run(fake(new FakeNftClient()), "--once", "--config", kubeadm.toString(), "--kubeconfig", "/etc/nftproxy/kubeconfig");
+        assertEquals(ExitCodes.USAGE, r.exit(), r.err());
+        assertTrue(r.err().contains("either a manifest directory or a kubeconfig, not both"), r.err());
     }
 
     /** The last transaction as the nft script it is. */

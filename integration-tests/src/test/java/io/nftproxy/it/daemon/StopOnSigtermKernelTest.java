@@ -15,10 +15,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * {@code nftproxy run} as the process systemd runs: started in a namespace of its own with the shipped logging
- * configuration, stopped by SIGTERM. It logs one start line and one stop line at the default verbosity, exits 0 (so
+ * configuration and kubeadm's KubeProxyConfiguration as it is, stopped by SIGTERM. It logs one start line and one stop line at the default verbosity, exits 0 (so
  * {@code systemctl stop} leaves the unit inactive, not failed) and leaves its rules in the kernel.
  */
 class StopOnSigtermKernelTest {
+    /** The config.conf kubeadm v1.36 writes for kube-proxy, unchanged (see ConfigFileTest); flags as its DaemonSet's. */
+    private static final String KUBEADM_CONFIG = "../proxy-daemon/src/test/resources/kubeadm-v1.36-kube-proxy-config.conf";
+
     @BeforeAll
     static void kernelAvailable() {
         String cause = KernelNamespace.unavailabilityCause().orElse(null);
@@ -40,8 +43,8 @@ class StopOnSigtermKernelTest {
             String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             Path log = java.nio.file.Files.createTempFile("nftp-term-", ".log");
             Process p = new ProcessBuilder("ip", "netns", "exec", ns.name(), javaBin, "-Dlog4j2.configurationFile=log4j2.xml",
-                    "-cp", System.getProperty("java.class.path"), "io.nftproxy.cli.Main", "run", "--manifests", "../examples",
-                    "--hostname-override", "k8s-node-1", "--cluster-cidr", "172.20.0.0/16")
+                    "-cp", System.getProperty("java.class.path"), "io.nftproxy.cli.Main", "run", "--config", KUBEADM_CONFIG,
+                    "--manifests", "../examples", "--hostname-override", "k8s-node-1", "--cluster-cidr", "172.20.0.0/16")
                     .redirectErrorStream(true).redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .start();
             List<String> lines;
