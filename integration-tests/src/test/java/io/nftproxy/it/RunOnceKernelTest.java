@@ -10,7 +10,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.File;
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -100,5 +102,50 @@ class RunOnceKernelTest {
         assertEquals(ExitCodes.NFT_UNAVAILABLE, r.exit(), r::err);
         assertTrue(r.err().contains("cannot open nft in netns"), r.err());
         assertTrue(new File("/run/netns/nftp-missing-" + ProcessHandle.current().pid()).exists() == false);
+    }
+
+    /**
+     * As the daemon after a sync: a UDP flow to kube-dns's ClusterIP whose DNAT points at a pod that is no endpoint
+     * (a client with a fixed source port would keep it as long as it keeps sending) is deleted; the flow to the live
+     * endpoint, and a TCP flow to the dead pod, stay.
+     */
+    @Test
+    void aStaleUdpFlowIsDeletedAfterTheSync() throws Exception {
+        String conntrack = KernelNamespace.executable("conntrack").orElse(null);
+        Assumptions.assumeTrue(conntrack != null, "the conntrack command is not installed");
+        try (KernelNamespace ns = KernelNamespace.create("once")) {
+            insert(ns, conntrack, "udp", 40010, "172.20.235.250", "");   // the pod is gone
+            insert(ns, conntrack, "udp", 40011, "172.20.235.193", "");   // kube-dns's endpoint
+            insert(ns, conntrack, "tcp", 40012, "172.20.235.250", "ESTABLISHED");
+            CliRun r = run(args(ns));
+            assertEquals(ExitCodes.OK, r.exit(), r::err);
+            assertTrue(r.out().contains("conntrack: deleted 1 of 1 stale UDP entries"), r.out());
+            String left = ns.exec(Duration.ofSeconds(10), null, conntrack, "-L").stdout();
+            assertTrue(!left.contains("sport=40010 "), left);
+            assertTrue(left.contains("sport=40011 ") && left.contains("sport=40012 "), left);
+        }
+    }
+
+    /** A pod's flow to kube-dns (10.96.0.10:53), DNATed to {@code backend}. */
+    private static void insert(KernelNamespace ns, String conntrack, String proto, int sport, String backend, String tcpState)
+            throws IOException {
+        List<String> a = new ArrayList<>(List.of(conntrack, "-I", "-p", proto, "-s", "172.20.211.9", "-d", "10.96.0.10",
+                "--sport", String.valueOf(sport), "--dport", "53", "-r", backend, "-q", "172.20.211.9",
+                "--reply-port-src", "53", "--reply-port-dst", String.valueOf(sport), "-t", "120"));
+        if (!tcpState.isEmpty()) a.addAll(List.of("--state", tcpState));
+        KernelNamespace.Result r = ns.exec(Duration.ofSeconds(10), null, a.toArray(String[]::new));
+        assertTrue(r.ok(), () -> String.join(" ", a) + ": " + r.stderr());
+    }
+
+    /** kube-proxy's spelling of {@code nftproxy cleanup}. */
+    @Test
+    void cleanupFlagDeletesBothTables() throws Exception {
+        try (KernelNamespace ns = KernelNamespace.create("once")) {
+            assertEquals(ExitCodes.OK, run(args(ns)).exit());
+            CliRun r = run(List.of("run", "--cleanup", "--netns", ns.name()));
+            assertEquals(ExitCodes.OK, r.exit(), r::err);
+            assertEquals("deleted table ip kube-proxy\ndeleted table ip6 kube-proxy\n", r.out());
+            assertTrue(ns.nftOut("list", "tables").isBlank(), ns.nftOut("list", "tables"));
+        }
     }
 }

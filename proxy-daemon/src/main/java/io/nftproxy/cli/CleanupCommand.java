@@ -47,7 +47,8 @@ public final class CleanupCommand implements Callable<Integer> {
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::cleanup); }
 
-    private int cleanup(PrintWriter out, PrintWriter err) {
+    /** Also {@code run --cleanup}, kube-proxy's spelling. */
+    int cleanup(PrintWriter out, PrintWriter err) {
         NftClients.Selection selection = RunCommand.openOrExplain(RunCommand.KERNEL, nftMode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {

@@ -35,7 +35,8 @@ import java.util.concurrent.Callable;
                 + "flow's state. Read-only. Needs CAP_NET_ADMIN.",
                 ""},
         footer = {"", "Example:",
-                "  nftproxy conntrack --manifests examples --hostname-override k8s-node-1 --service demo/hello",
+                "  nftproxy conntrack --manifests examples --hostname-override k8s-node-1 \\",
+                "      --service demo/hello",
                 "", "Exit codes: 0 listed (also when no flow matches), 1 --manifests unreadable, 2 invalid flag, "
                 + "4 permission denied, 5 the conntrack table could not be read."})
 public final class ConntrackCommand implements Callable<Integer> {

@@ -1,7 +1,6 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.config.ConfigException;
-import io.nftproxy.config.ConfigFile;
+import io.nftproxy.build.BuildInfo;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
@@ -10,54 +9,37 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.ParseResult;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code nftproxy run} without {@code --once}: builds the configuration (defaults, then --config, then flags given
- * explicitly), opens nftables, starts the daemon on the chosen source and runs until SIGTERM.
+ * {@code nftproxy run} without {@code --once}: with the {@link RunConfiguration}, opens nftables, starts the daemon on
+ * the chosen source and runs until SIGTERM.
  */
 final class DaemonLauncher {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonLauncher.class);
 
     private final RunCommand cmd;
-    private final CommandSpec spec;
 
-    DaemonLauncher(RunCommand cmd, CommandSpec spec) {
+    DaemonLauncher(RunCommand cmd) {
         this.cmd = cmd;
-        this.spec = spec;
     }
 
-    int run(PrintWriter err) {
-        ProxyConfig config;
-        try {
-            config = configuration();
-        } catch (ConfigException e) {
-            err.println("nftproxy: invalid configuration: " + e.getMessage());
-            return ExitCodes.USAGE;
-        } catch (IOException e) {
-            err.println("nftproxy: --config " + cmd.config + ": cannot be read (" + e.getMessage() + ")");
-            return ExitCodes.INPUT_UNREADABLE;
-        }
-        NodeSettings node = new NodeSettings(config.hostnameOverride(), cmd.nodeOptions.nodeIPs, config.clusterCidrs(),
-                config.nodePortAddresses(), config.masqueradeAll(), config.masqueradeBit());
+    int run(RunConfiguration rc, PrintWriter err) {
+        ProxyConfig config = rc.config();
+        NodeSettings node = rc.node();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client;
         try {
@@ -76,18 +58,26 @@ final class DaemonLauncher {
                 cmd.nodeOptions.tableLayout()),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
         CountDownLatch stopped = new CountDownLatch(1);
+        // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
+        // not the JVM's 143, so the unit ends inactive rather than failed. A stop that throws never reaches halt and
+        // the JVM exits 143 as usual. halt, not exit: the stop is done, and exit would wait for this very hook.
+        // Logging is stopped here, not by Log4j's own hook (disabled in log4j2.xml), so the stop line is written.
         Thread hook = new Thread(() -> {
-            LOG.info("SIGTERM: stopping; nftables rules stay in place");
             daemon.close();
             stopped.countDown();
+            org.apache.logging.log4j.LogManager.shutdown();
+            Runtime.getRuntime().halt(ExitCodes.OK);
         }, "shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             daemon.start(source(config));
-            LOG.info("running node={} source={} healthz={} metrics={} minSyncPeriod={} syncPeriod={}", config.hostnameOverride(),
-                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes",
-                    config.healthzBindAddress(), config.metricsBindAddress(), GoDuration.format(config.minSyncPeriod()),
-                    GoDuration.format(config.syncPeriod()));
+            LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
+                            + "clusterCIDR={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
+                    BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
+                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", client.describe(),
+                    cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
+                    address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
+                    join(config.nodePortAddresses()), GoDuration.format(config.minSyncPeriod()), GoDuration.format(config.syncPeriod()));
             stopped.await();
             return ExitCodes.OK;
         } catch (InterruptedException e) {
@@ -127,45 +117,12 @@ final class DaemonLauncher {
         return api;
     }
 
-    /** Defaults, then the config file, then each flag the command line actually gave. */
-    private ProxyConfig configuration() throws IOException {
-        ProxyConfig base = ProxyConfig.defaults();
-        if (cmd.config != null) {
-            ConfigFile.Result r = ConfigFile.read(cmd.config, base);
-            r.notes().forEach(n -> LOG.info("config {}", n));
-            base = r.config();
-        }
-        ProxyConfig.Builder b = base.toBuilder();
-        ParseResult pr = spec.commandLine().getParseResult();
-        NodeOptions n = cmd.nodeOptions;
-        if (pr.hasMatchedOption("--hostname-override")) b.hostnameOverride = n.hostname;
-        if (pr.hasMatchedOption("--cluster-cidr")) b.clusterCidrs = n.clusterCidrs;
-        if (pr.hasMatchedOption("--nodeport-addresses")) b.nodePortAddresses = n.nodePortAddresses;
-        if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = n.masqueradeAll;
-        if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = n.masqueradeBit;
-        if (pr.hasMatchedOption("--manifests")) b.manifests = n.manifests;
-        if (cmd.kubeconfig != null) b.kubeconfig = cmd.kubeconfig;
-        if (cmd.healthzBindAddress != null) b.healthzBindAddress = ConfigFile.hostPort("--healthz-bind-address", cmd.healthzBindAddress, 10256);
-        if (cmd.metricsBindAddress != null) b.metricsBindAddress = ConfigFile.hostPort("--metrics-bind-address", cmd.metricsBindAddress, 10249);
-        if (cmd.minSyncPeriod != null) b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod);
-        if (cmd.syncPeriod != null) b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod);
-        b.nftMode = cmd.nftMode.flagValue();
-        if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
-        ProxyConfig c = b.build().validate();
-        try {
-            NodeContext.minimal(c.hostnameOverride());
-        } catch (InvalidInputException e) {
-            throw new ConfigException("hostnameOverride", c.hostnameOverride(), "a DNS-1123 subdomain (the node's name)");
-        }
-        return c;
+    /** {@code ip:port}, or "off" for port 0 (the server is not started). */
+    private static String address(java.net.InetSocketAddress a) {
+        if (a.getPort() == 0) return "off";
+        String host = a.getAddress().getHostAddress();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
     }
 
-    /** As kube-proxy: the kernel's host name, lower-cased, when no override is given. */
-    private static String osHostname() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip().toLowerCase(Locale.ROOT);
-        } catch (IOException e) {
-            return null;
-        }
-    }
+    private static String join(List<?> items) { return String.join(",", items.stream().map(String::valueOf).toList()); }
 }

@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.build.BuildInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IParameterExceptionHandler;
@@ -22,9 +23,9 @@ import java.util.concurrent.Callable;
                 CleanupCommand.class, ConntrackCommand.class, CommandLine.HelpCommand.class},
         description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
                 ""},
-        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag,",
-                "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup),",
-                "6 trace could not follow the packet to an end, 7 the demo did not go as expected.",
+        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag, "
+                + "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup), 6 trace could not "
+                + "follow the packet to an end, 7 the demo did not go as expected.",
                 "", "Start with:",
                 "  sudo nftproxy demo",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1",
@@ -68,9 +69,6 @@ public final class NftproxyCommand implements Callable<Integer> {
     }
 
     static final class Version implements CommandLine.IVersionProvider {
-        @Override public String[] getVersion() {
-            String v = NftproxyCommand.class.getPackage().getImplementationVersion();
-            return new String[] {"nftproxy " + (v == null ? "(development build)" : v)};
-        }
+        @Override public String[] getVersion() { return new String[] {"nftproxy " + BuildInfo.current()}; }
     }
 }

@@ -93,7 +93,7 @@ public final class NodeOptions {
                     + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
     TableLayout tableLayout;
 
-    @Option(names = {"-v", "--verbose"},
+    @Option(names = "--verbose",
             description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
     boolean verbose;
 
@@ -114,13 +114,18 @@ public final class NodeOptions {
      */
     public NodeSetup resolve() throws IOException {
         validateFlags();
-        LoadResult load = new ManifestLoader().load(manifests);
+        return load(manifests, settings());
+    }
+
+    /** Loads the manifests in {@code dir} and builds the node context {@code settings} give with them. */
+    public static NodeSetup load(Path dir, NodeSettings settings) throws IOException {
+        LoadResult load = new ManifestLoader().load(dir);
         ClusterSnapshot snapshot = load.snapshot();
-        NodeObject nodeObject = snapshot.node(hostname);
-        NodeSettings.Resolved r = settings().resolve(nodeObject, null);
+        NodeObject nodeObject = snapshot.node(settings.hostname());
+        NodeSettings.Resolved r = settings.resolve(nodeObject, null);
         List<String> notes = new ArrayList<>();
-        if (nodeObject == null && nodeIPs.isEmpty()) {
-            notes.add("no Node named " + InvalidInputException.printable(hostname) + " in " + manifests
+        if (nodeObject == null && settings.nodeIPs().isEmpty()) {
+            notes.add("no Node named " + InvalidInputException.printable(settings.hostname()) + " in " + dir
                     + " and no --node-ip: NodePorts are accepted on every local address");
         }
         NodeContext node = r.node();
@@ -185,7 +190,9 @@ public final class NodeOptions {
     }
 
     /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
-    public String unreadable(IOException e) {
+    public String unreadable(IOException e) { return unreadable(manifests, e); }
+
+    static String unreadable(Path manifests, IOException e) {
         if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
             return "nftproxy: --manifests " + manifests + ": no such directory";
         }

@@ -34,7 +34,8 @@ import java.util.concurrent.Callable;
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1 \\",
                 "      --cluster-cidr 172.20.0.0/16 --ip-family ipv4",
                 "  # check that the kernel accepts it, in a throwaway network namespace (root):",
-                "  nftproxy render --manifests examples --hostname-override k8s-node-1 | unshare -n nft -c -f -",
+                "  nftproxy render --manifests examples --hostname-override k8s-node-1 \\",
+                "      | unshare -n nft -c -f -",
                 "", "Exit codes: 0 rendered, 1 --manifests missing or unreadable, 2 invalid flag."})
 public final class RenderCommand implements Callable<Integer> {
     /** Which tables to print. */

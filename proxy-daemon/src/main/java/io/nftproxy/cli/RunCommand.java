@@ -1,5 +1,9 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.config.ConfigException;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.conntrack.CleanupReport;
+import io.nftproxy.conntrack.ConntrackCleaner;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
@@ -7,7 +11,9 @@ import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.sync.ProxySync;
 import io.nftproxy.sync.SyncResult;
 import org.slf4j.Logger;
@@ -26,8 +32,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code nftproxy run}: programs the kernel. For now only {@code --once}: load the manifests, probe nft, apply both
- * tables in the current network namespace (adopting whatever of them is already there), report, exit.
+ * {@code nftproxy run}: programs the kernel, as a daemon ({@link DaemonLauncher}) or once: load the manifests, probe
+ * nft, apply both tables in the current network namespace (adopting whatever of them is already there), clean stale
+ * UDP conntrack entries, report, exit. Both take their configuration from {@link RunConfiguration}.
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
@@ -41,11 +48,17 @@ import java.util.concurrent.Callable;
                         + "/healthz and /livez, /metrics, and health-check NodePorts, and cleans stale UDP conntrack "
                         + "entries. SIGTERM stops it and leaves the rules in place.",
                 "",
-                "With --once: apply both tables once from --manifests and exit. Whatever the kernel already holds "
-                        + "correctly is left untouched; anything else nftproxy did not write is replaced.",
+                "With --once: the daemon's sync, once: the same configuration and validation, both tables applied "
+                        + "from --manifests, then stale UDP conntrack entries deleted. Whatever the kernel already "
+                        + "holds correctly is left untouched; anything else nftproxy did not write is replaced.",
+                "",
+                "kube-proxy's flags for nftables mode are accepted under their names (--proxy-mode=nftables, -v N, "
+                        + "--logging-format, --cleanup, --init-only, --detect-local-mode, --conntrack-* at their "
+                        + "leave-as-is values); one that does not apply is refused with the reason.",
                 ""},
         footer = {"", "Examples:",
-                "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig --hostname-override k8s-node-1 --cluster-cidr 10.244.0.0/16",
+                "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig \\",
+                "      --hostname-override k8s-node-1 --cluster-cidr 10.244.0.0/16",
                 "  nftproxy run --config /etc/nftproxy/config.yaml",
                 "  nftproxy run --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
@@ -92,6 +105,18 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--once", description = "Apply the tables once from --manifests and exit (0 when applied).")
     boolean once;
 
+    @Option(names = "--cleanup",
+            description = "As kube-proxy's --cleanup: delete table ip kube-proxy and table ip6 kube-proxy, then exit (as 'nftproxy cleanup').")
+    boolean cleanup;
+
+    @Option(names = "--init-only",
+            description = "As kube-proxy's --init-only: check the configuration and exit. nftproxy has no privileged "
+                    + "initialisation (it sets no sysctls), so the daemon runs with CAP_NET_ADMIN alone.")
+    boolean initOnly;
+
+    @Mixin
+    KubeProxyFlags kubeProxyFlags;
+
     @Option(names = "--config", paramLabel = "FILE",
             description = {"A KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) YAML file; the fields nftproxy "
                     + "uses are listed in docs/configuration.md. Flags given explicitly override it."})
@@ -110,11 +135,11 @@ public final class RunCommand implements Callable<Integer> {
             description = {"Where /metrics and /proxyMode are served (port 0 disables). Default: 127.0.0.1:10249."})
     String metricsBindAddress;
 
-    @Option(names = "--min-sync-period", paramLabel = "DURATION",
+    @Option(names = {"--min-sync-period", "--iptables-min-sync-period"}, paramLabel = "DURATION",
             description = {"Least time between two syncs; bursts of changes coalesce into one. Default: 100ms."})
     String minSyncPeriod;
 
-    @Option(names = "--sync-period", paramLabel = "DURATION",
+    @Option(names = {"--sync-period", "--iptables-sync-period"}, paramLabel = "DURATION",
             description = {"Longest time between two syncs (a no-op when nothing changed) and the retry ceiling after "
                     + "a failure; /healthz fails when a change waited twice this long. Default: 30s."})
     String syncPeriod;
@@ -124,6 +149,17 @@ public final class RunCommand implements Callable<Integer> {
             description = {"How to talk to nftables: 'library' (libnftables in-process), 'exec' (run the nft binary) "
                     + "or 'auto' (the library when it loads, else the binary).", "Default: ${DEFAULT-VALUE}."})
     NftClients.Mode nftMode;
+
+    @Option(names = {"-v", "--v"}, paramLabel = "N",
+            description = {"Log verbosity, as kube-proxy's: 0 and 1 log start, stop and problems (INFO); 2 and 3 add "
+                    + "one line per sync; 4 and more add nftproxy's DEBUG lines and the libraries' INFO lines. "
+                    + "Default: 0, or logging.verbosity from --config."})
+    Integer verbosity;
+
+    @Option(names = "--logging-format", paramLabel = "text|json",
+            description = {"'text': one logfmt line per event (every free-text value quoted); 'json': one JSON object "
+                    + "per line. Logs go to stderr. Default: text, or logging.format from --config."})
+    String loggingFormat;
 
     /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it; the JVM stays put. */
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
@@ -138,9 +174,47 @@ public final class RunCommand implements Callable<Integer> {
     @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
 
     private int run(PrintWriter out, PrintWriter err) {
-        if (!once) return new DaemonLauncher(this, spec).run(err);
-        NodeOptions.NodeSetup setup = nodeOptions.resolveOrExplain(err);
-        if (setup == null) return ExitCodes.INPUT_UNREADABLE;
+        RunConfiguration rc;
+        try {
+            rc = RunConfiguration.of(this, spec.commandLine().getParseResult());
+        } catch (ConfigException e) {
+            err.println("nftproxy: invalid configuration: " + e.getMessage());
+            return ExitCodes.USAGE;
+        } catch (IOException e) {
+            err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
+            return ExitCodes.INPUT_UNREADABLE;
+        }
+        rc.config().logging().apply();
+        rc.notes().forEach(n -> log.atLevel(n.level()).log("config {}", n));
+        if (initOnly) {
+            // kube-proxy sets conntrack sysctls here, the only step that needs more than CAP_NET_ADMIN; nftproxy sets none.
+            out.println("configuration valid; nothing to initialise: nftproxy sets no sysctls, the daemon needs only CAP_NET_ADMIN");
+            return ExitCodes.OK;
+        }
+        if (cleanup) {
+            CleanupCommand c = new CleanupCommand();
+            c.nftMode = nftMode;
+            c.netns = netns;
+            return c.cleanup(out, err);
+        }
+        if (!once) return new DaemonLauncher(this).run(rc, err);
+        return once(rc, out, err);
+    }
+
+    /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */
+    private int once(RunConfiguration rc, PrintWriter out, PrintWriter err) {
+        ProxyConfig c = rc.config();
+        if (c.manifests() == null) {
+            err.println("nftproxy: --once applies the tables from a directory: give --manifests DIR");
+            return ExitCodes.USAGE;
+        }
+        NodeOptions.NodeSetup setup;
+        try {
+            setup = NodeOptions.load(c.manifests(), rc.node());
+        } catch (IOException e) {
+            err.println(NodeOptions.unreadable(c.manifests(), e));
+            return ExitCodes.INPUT_UNREADABLE;
+        }
         nodeOptions.report(setup, err);
         NodeContext node = withInterfaceAddresses(setup.node(), err);
 
@@ -155,7 +229,7 @@ public final class RunCommand implements Callable<Integer> {
                 err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
                 return ExitCodes.NFT_UNAVAILABLE;
             }
-            ProxySync.Result result = new ProxySync(client, nodeOptions.renderer(), io.nftproxy.sync.SyncPlanner.DEFAULT_READ_BACK_INTERVAL).sync(setup.snapshot(), node, Instant.now());
+            ProxySync.Result result = new ProxySync(client, nodeOptions.renderer(), c.fullSyncPeriod()).sync(setup.snapshot(), node, Instant.now());
             int exit = ExitCodes.OK;
             for (SyncResult r : result.families().values()) {
                 if (r.success()) {
@@ -171,7 +245,28 @@ public final class RunCommand implements Callable<Integer> {
                     if (exit == ExitCodes.OK) exit = ExitCodes.SYNC_FAILED;
                 }
             }
+            if (exit == ExitCodes.OK) cleanConntrack(result, out, err);
             return exit;
+        }
+    }
+
+    /**
+     * As the daemon after a sync: UDP flows whose endpoint is gone are deleted, so a client that keeps its source
+     * port reaches a live endpoint with its next packet. Only after a successful sync (kubernetes#105657). A failure
+     * is a warning: the tables are applied, which is what the exit code reports.
+     */
+    private void cleanConntrack(ProxySync.Result result, PrintWriter out, PrintWriter err) {
+        ProxyState v4 = result.state(IpFamily.IPV4);
+        ProxyState v6 = result.state(IpFamily.IPV6);
+        try {
+            ConntrackCleaner cleaner = new ConntrackCleaner();
+            CleanupReport report = netns == null ? cleaner.clean(v4, v6) : NetnsThread.callIn(netns, () -> cleaner.clean(v4, v6));
+            if (report.stale() > 0 || report.errors() > 0) {
+                out.println("conntrack: deleted " + report.deleted() + " of " + report.stale() + " stale UDP entries"
+                        + (report.errors() > 0 ? ", " + report.errors() + " errors" : ""));
+            }
+        } catch (Exception e) {
+            err.println("warning: stale UDP conntrack entries not cleaned: " + e.getMessage());
         }
     }
 

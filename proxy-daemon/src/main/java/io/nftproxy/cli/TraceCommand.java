@@ -45,18 +45,20 @@ import java.util.concurrent.Callable;
                 "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80",
                 "  # a LAN client opens NodePort 31950 of demo/hello-lb (eTP Local):",
                 "  # DNAT to the local endpoint only, client address kept",
-                "  nftproxy trace ... --src 192.168.10.50 --dst 192.168.10.20 \\",
-                "      --proto tcp --dport 31950",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --src 192.168.10.50 --dst 192.168.10.20 --proto tcp --dport 31950",
                 "  # a client outside its loadBalancerSourceRanges opens the LB IP: DROP",
-                "  nftproxy trace ... --src 203.0.113.7 --dst 192.168.10.240 \\",
-                "      --proto tcp --dport 80",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --src 203.0.113.7 --dst 192.168.10.240 --proto tcp --dport 80",
                 "  # a pod on k8s-node-2 whose packet arrives over the network: say so,",
                 "  # since its address alone would make it a local pod",
-                "  nftproxy trace ... --src 172.20.172.9 --dst 10.105.101.118 \\",
-                "      --proto tcp --dport 80 --from external",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --cluster-cidr 172.20.0.0/16 \\",
+                "      --src 172.20.172.9 --dst 10.105.101.118 --proto tcp --dport 80 \\",
+                "      --from external",
                 "",
-                "Exit codes: 0 traced (whatever the verdict), 1 --manifests missing or",
-                "unreadable, 2 invalid flag, 3 the table could not be traced to an end."})
+                "Exit codes: 0 traced (whatever the verdict), 1 --manifests missing or unreadable, 2 invalid flag, "
+                        + "6 the table could not be traced to an end."})
 public final class TraceCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -1,20 +1,43 @@
 package io.nftproxy.config;
 
-/** A configuration value that is not allowed: names the field, the value and what is allowed. */
+import java.util.List;
+
+/**
+ * A configuration value that is not allowed: names the field, the value and what is allowed. A whole file's
+ * problems come as one exception ({@link #of}) so an operator fixes them in one round, not one per restart.
+ */
 public final class ConfigException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final String field;
+    private final transient List<ConfigException> all;
 
     public ConfigException(String field, Object value, String allowed) {
         super(field + ": invalid value " + quote(value) + "; allowed: " + allowed);
         this.field = field;
+        this.all = List.of(this);
     }
 
+    private ConfigException(List<ConfigException> all) {
+        super(String.join("; ", all.stream().map(Throwable::getMessage).toList()));
+        this.field = all.get(0).field;
+        this.all = List.copyOf(all);
+    }
+
+    /** One exception for several problems (the first one's field), or the problem itself when there is one. */
+    public static ConfigException of(List<ConfigException> problems) {
+        if (problems.isEmpty()) throw new IllegalArgumentException("no problems");
+        return problems.size() == 1 ? problems.get(0) : new ConfigException(problems);
+    }
+
+    /** The field of the first problem. */
     public String field() { return field; }
+
+    /** Every problem, in the order of the file. */
+    public List<ConfigException> all() { return all; }
 
     private static String quote(Object v) {
         if (v == null) return "null";
-        String s = String.valueOf(v).replaceAll("[\\p{Cntrl}]", "?");
+        String s = (v instanceof java.time.Duration d ? GoDuration.format(d) : String.valueOf(v)).replaceAll("[\\p{Cntrl}]", "?");
         if (s.length() > 100) s = s.substring(0, 100) + "...";
         return "\"" + s + "\"";
     }

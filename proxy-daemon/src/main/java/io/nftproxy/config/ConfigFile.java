@@ -1,7 +1,11 @@
 package io.nftproxy.config;
 
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.proxy.InvalidInputException;
+import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.IpPrefix;
+import org.slf4j.event.Level;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.JsonNode;
@@ -11,32 +15,45 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Reads a KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) with upstream's field names, so the file an
- * existing kube-proxy deployment uses (kubeadm writes every field) works unchanged. Fields that only matter to other
- * modes (iptables, ipvs, winkernel) or to the Go runtime are accepted and ignored with a note; a field nftproxy does
- * not know is an error, as is a supported field with a value nftproxy cannot honour.
+ * existing kube-proxy deployment uses (kubeadm writes every field, most at their zero value) works unchanged.
+ *
+ * <p>As in kube-proxy's own defaulting, an empty string, a zero duration or a null means "the default": kubeadm's
+ * {@code healthzBindAddress: ""} is 0.0.0.0:10256 (or [::]:10256 when {@code bindAddress} is IPv6), its
+ * {@code nftables.syncPeriod: 0s} is the default sync period. Each field is reported by what it does here:
+ * applied; about another proxy mode (DEBUG); accepted and without effect on the dataplane (INFO); set to something
+ * that would change behaviour and that nftproxy does not do (WARN, naming the field); or invalid (an error). All the
+ * errors of a file come in one {@link ConfigException}. A field nftproxy does not know is an error.
  */
 public final class ConfigFile {
     public static final String API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
     public static final String KIND = "KubeProxyConfiguration";
+    /** kube-proxy's ports (pkg/cluster/ports): ProxyHealthzPort and ProxyStatusPort. */
+    public static final int HEALTHZ_PORT = 10256;
+    public static final int METRICS_PORT = 10249;
 
-    /** Known fields that do not apply to nftables mode or to this implementation; accepted, not applied. */
-    private static final Set<String> IGNORED = Set.of("iptables", "ipvs", "winkernel", "enableProfiling",
-            "showHiddenMetricsForVersion", "portRange", "udpIdleTimeout", "bindAddressHardFail", "logging",
-            "oomScoreAdj", "bindAddress", "windowsRunAsService", "conntrack", "featureGates",
-            "clientConnection.acceptContentTypes", "clientConnection.burst", "clientConnection.contentType",
-            "clientConnection.qps");
+    /** What the file said about one field that is not simply applied; logged at {@code level}, one line each. */
+    public record Note(Level level, String field, String text) {
+        @Override public String toString() { return field + ": " + text; }
+    }
 
-    /** The parsed overrides and notes about accepted-but-ignored fields (for one INFO line each). */
-    public record Result(ProxyConfig config, List<String> notes) {}
+    /** The parsed overrides and the notes about fields that are not simply applied. */
+    public record Result(ProxyConfig config, List<Note> notes) {
+        public Result {
+            notes = List.copyOf(notes);
+        }
+    }
 
-    private final List<String> notes = new ArrayList<>();
+    private final List<Note> notes = new ArrayList<>();
+    private final List<ConfigException> errors = new ArrayList<>();
 
     private ConfigFile() {}
 
@@ -48,7 +65,8 @@ public final class ConfigFile {
             throw new ConfigException("file", file, "a YAML KubeProxyConfiguration (" + e.getOriginalMessage().lines().findFirst().orElse("") + ")");
         }
         ConfigFile cf = new ConfigFile();
-        return new Result(cf.apply(root, base), List.copyOf(cf.notes));
+        ProxyConfig c = cf.apply(root, base);
+        return new Result(c, cf.notes);
     }
 
     ProxyConfig apply(JsonNode root, ProxyConfig base) {
@@ -56,56 +74,128 @@ public final class ConfigFile {
         if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", text(root, "apiVersion"), API_VERSION);
         if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
         ProxyConfig.Builder b = base.toBuilder();
+        // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
+        IpFamily family = field("bindAddress", () -> bindAddress(root.get("bindAddress")), IpFamily.IPV4);
         for (Map.Entry<String, JsonNode> e : root.properties()) {
             String k = e.getKey();
             JsonNode v = e.getValue();
-            switch (k) {
-                case "apiVersion", "kind" -> { }
-                case "hostnameOverride" -> { String s = str(k, v); if (!s.isEmpty()) b.hostnameOverride = s; }
-                case "clusterCIDR" -> b.clusterCidrs = cidrs(k, str(k, v));
-                case "nodePortAddresses" -> b.nodePortAddresses = nodePortAddresses(k, v);
-                case "healthzBindAddress" -> b.healthzBindAddress = hostPort(k, str(k, v), 10256);
-                case "metricsBindAddress" -> b.metricsBindAddress = hostPort(k, str(k, v), 10249);
-                case "configSyncPeriod" -> b.configSyncPeriod = GoDuration.parse(k, str(k, v));
-                case "mode" -> {
-                    String m = str(k, v);
-                    if (!m.isEmpty() && !m.equals("nftables")) throw new ConfigException(k, m, "nftables (nftproxy implements nftables mode only)");
-                }
-                case "detectLocalMode" -> {
-                    String m = str(k, v);
-                    if (!m.isEmpty() && !m.equals("ClusterCIDR")) throw new ConfigException(k, m, "ClusterCIDR (the only detector nftproxy implements)");
-                }
-                case "detectLocal" -> detectLocal(v);
-                case "clientConnection" -> clientConnection(v, b);
-                case "nftables" -> nftables(v, b);
-                default -> {
-                    if (!IGNORED.contains(k)) throw new ConfigException(k, "(present)", "a KubeProxyConfiguration field nftproxy knows; see docs/configuration.md");
-                    notes.add(k + " is accepted but not used by nftproxy");
+            field(k, () -> {
+                applyField(k, v, b, family);
+                return null;
+            }, null);
+        }
+        if (!errors.isEmpty()) throw ConfigException.of(errors);
+        return b.build();
+    }
+
+    private void applyField(String k, JsonNode v, ProxyConfig.Builder b, IpFamily family) {
+        switch (k) {
+            case "apiVersion", "kind", "bindAddress" -> { }
+            case "hostnameOverride" -> { String s = str(k, v); if (!s.isEmpty()) b.hostnameOverride = s; }
+            case "clusterCIDR" -> b.clusterCidrs = cidrs(k, str(k, v));
+            case "nodePortAddresses" -> b.nodePortAddresses = nodePortAddresses(k, v);
+            case "healthzBindAddress" -> b.healthzBindAddress = serverAddress(k, str(k, v), family == IpFamily.IPV4 ? "0.0.0.0" : "::", HEALTHZ_PORT);
+            case "metricsBindAddress" -> b.metricsBindAddress = serverAddress(k, str(k, v), family == IpFamily.IPV4 ? "127.0.0.1" : "::1", METRICS_PORT);
+            case "configSyncPeriod" -> setIfNonZero(k, v, d -> b.configSyncPeriod = d);
+            case "mode" -> {
+                String m = str(k, v);
+                if (!m.isEmpty() && !m.equals("nftables")) throw new ConfigException(k, m, "nftables (nftproxy implements nftables mode only)");
+            }
+            case "detectLocalMode" -> {
+                String m = str(k, v);
+                if (!m.isEmpty() && !m.equals("ClusterCIDR")) throw new ConfigException(k, m, "ClusterCIDR (the only detector nftproxy implements)");
+            }
+            case "detectLocal" -> detectLocal(v);
+            case "clientConnection" -> clientConnection(v, b);
+            case "nftables" -> nftables(v, b);
+            case "conntrack" -> conntrack(v);
+            case "logging" -> logging(v, b);
+            case "iptables", "ipvs", "winkernel" -> {
+                obj(k, v);
+                note(Level.DEBUG, k, "settings of kube-proxy's " + k + " mode; not used in nftables mode");
+            }
+            case "oomScoreAdj" -> {
+                if (v.isNull()) break;
+                if (!v.isIntegralNumber() || v.intValue() < -1000 || v.intValue() > 1000) throw new ConfigException(k, v, "an integer -1000..1000");
+                if (v.intValue() != -999) {
+                    note(Level.WARN, k, v.intValue() + " not applied: the daemon does not change its own OOM score; set "
+                            + "OOMScoreAdjust= in the systemd unit (it sets kube-proxy's -999)");
                 }
             }
+            case "enableProfiling" -> {
+                if (bool(k, v)) note(Level.WARN, k, "true not applied: nftproxy serves no /debug/pprof endpoints");
+            }
+            case "showHiddenMetricsForVersion" -> {
+                if (!str(k, v).isEmpty()) note(Level.WARN, k, str(k, v) + " not applied: nftproxy has no hidden metrics");
+            }
+            case "featureGates" -> {
+                if (!obj(k, v).isEmpty()) {
+                    note(Level.WARN, k, String.join(",", v.propertyNames()) + " not applied: nftproxy has no feature gates; "
+                            + "what it implements is always on");
+                }
+            }
+            case "bindAddressHardFail" -> {
+                bool(k, v);
+                note(Level.DEBUG, k, "nftproxy always stops when it cannot bind a server address");
+            }
+            case "portRange", "udpIdleTimeout" -> {
+                if (!str(k, v).isEmpty()) note(Level.INFO, k, "ignored: it belonged to kube-proxy's removed userspace mode");
+            }
+            case "windowsRunAsService" -> bool(k, v);
+            default -> throw unknown(k);
         }
-        return b.build();
+    }
+
+    /** kube-proxy's defaulting of an empty bindAddress is 0.0.0.0; its family picks the servers' default addresses. */
+    private IpFamily bindAddress(JsonNode v) {
+        String s = str("bindAddress", v);
+        if (s.isEmpty()) return IpFamily.IPV4;
+        IpAddress ip;
+        try {
+            ip = IpAddress.parse(s);
+        } catch (InvalidInputException e) {
+            throw new ConfigException("bindAddress", s, "an IP address such as 0.0.0.0 or ::");
+        }
+        if (!ip.isUnspecified()) {
+            note(Level.WARN, "bindAddress", s + " is not used as this node's primary IP, as kube-proxy would: give "
+                    + "--node-ip " + s + " (only its family is used, for the default healthz and metrics addresses)");
+        }
+        return ip.family();
     }
 
     private void detectLocal(JsonNode v) {
         for (Map.Entry<String, JsonNode> e : obj("detectLocal", v).properties()) {
             String f = "detectLocal." + e.getKey();
-            if (!Set.of("bridgeInterface", "interfaceNamePrefix").contains(e.getKey())) throw unknown(f);
-            if (!str(f, e.getValue()).isEmpty()) throw new ConfigException(f, str(f, e.getValue()), "empty: only the ClusterCIDR detector is implemented");
+            field(f, () -> {
+                if (!Set.of("bridgeInterface", "interfaceNamePrefix").contains(e.getKey())) throw unknown(f);
+                // As in kube-proxy: read only by the detector of the same name, which detectLocalMode refuses.
+                if (!str(f, e.getValue()).isEmpty()) note(Level.INFO, f, "ignored: used only by detectLocalMode " + capitalised(e.getKey()));
+                return null;
+            }, null);
         }
     }
 
     private void clientConnection(JsonNode v, ProxyConfig.Builder b) {
         for (Map.Entry<String, JsonNode> e : obj("clientConnection", v).properties()) {
             String f = "clientConnection." + e.getKey();
-            if (e.getKey().equals("kubeconfig")) {
-                String s = str(f, e.getValue());
-                if (!s.isEmpty()) b.kubeconfig = Path.of(s);
-            } else if (IGNORED.contains(f)) {
-                notes.add(f + " is accepted but not used by nftproxy");
-            } else {
-                throw unknown(f);
-            }
+            JsonNode x = e.getValue();
+            field(f, () -> {
+                switch (e.getKey()) {
+                    case "kubeconfig" -> {
+                        String s = str(f, x);
+                        if (!s.isEmpty()) b.kubeconfig = Path.of(s);
+                    }
+                    case "acceptContentTypes", "contentType" -> {
+                        if (!str(f, x).isEmpty()) note(Level.INFO, f, "ignored: nftproxy reads the API as JSON");
+                    }
+                    case "qps", "burst" -> {
+                        if (!x.isNumber()) throw new ConfigException(f, x.getNodeType(), "a number");
+                        if (x.doubleValue() != 0) note(Level.INFO, f, "ignored: nftproxy lists once and then watches; it has no client-side rate limit");
+                    }
+                    default -> throw unknown(f);
+                }
+                return null;
+            }, null);
         }
     }
 
@@ -113,21 +203,109 @@ public final class ConfigFile {
         for (Map.Entry<String, JsonNode> e : obj("nftables", v).properties()) {
             String f = "nftables." + e.getKey();
             JsonNode x = e.getValue();
-            switch (e.getKey()) {
-                case "masqueradeAll" -> {
-                    if (!x.isBoolean()) throw new ConfigException(f, x, "true or false");
-                    b.masqueradeAll = x.booleanValue();
+            field(f, () -> {
+                switch (e.getKey()) {
+                    case "masqueradeAll" -> b.masqueradeAll = bool(f, x);
+                    case "masqueradeBit" -> {
+                        if (x.isNull()) break;
+                        if (!x.isIntegralNumber() || x.intValue() < 0 || x.intValue() > 31) throw new ConfigException(f, x, "an integer 0..31");
+                        b.masqueradeBit = x.intValue();
+                    }
+                    case "minSyncPeriod" -> setIfNonZero(f, x, d -> b.minSyncPeriod = d);
+                    case "syncPeriod" -> setIfNonZero(f, x, d -> b.syncPeriod = d);
+                    default -> throw unknown(f);
                 }
-                case "masqueradeBit" -> {
-                    if (x.isNull()) break;
-                    if (!x.isIntegralNumber() || x.intValue() < 0 || x.intValue() > 31) throw new ConfigException(f, x, "an integer 0..31");
-                    b.masqueradeBit = x.intValue();
-                }
-                case "minSyncPeriod" -> b.minSyncPeriod = GoDuration.parse(f, str(f, x));
-                case "syncPeriod" -> b.syncPeriod = GoDuration.parse(f, str(f, x));
-                default -> throw unknown(f);
-            }
+                return null;
+            }, null);
         }
+    }
+
+    /**
+     * kube-proxy sets conntrack sysctls from these (with defaults when null); nftproxy sets none, so an explicit value
+     * is a behaviour the operator asked for and does not get: one WARN per field. docs/migrating-from-kube-proxy.md
+     * says what to set instead.
+     */
+    private void conntrack(JsonNode v) {
+        for (Map.Entry<String, JsonNode> e : obj("conntrack", v).properties()) {
+            String f = "conntrack." + e.getKey();
+            JsonNode x = e.getValue();
+            field(f, () -> {
+                String set = switch (e.getKey()) {
+                    case "maxPerCore", "min" -> {
+                        if (x.isNull()) yield null;
+                        if (!x.isIntegralNumber() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0, or null");
+                        yield x.intValue() == 0 ? null : x.asString();
+                    }
+                    case "tcpEstablishedTimeout", "tcpCloseWaitTimeout", "udpTimeout", "udpStreamTimeout" -> {
+                        Duration d = duration(f, x);
+                        yield d.isZero() ? null : GoDuration.format(d);
+                    }
+                    case "tcpBeLiberal" -> bool(f, x) ? "true" : null;
+                    default -> throw unknown(f);
+                };
+                if (set != null) {
+                    note(Level.WARN, f, set + " not applied: nftproxy sets no conntrack sysctls; set the matching "
+                            + "net.netfilter.nf_conntrack_* sysctl on the node instead");
+                }
+                return null;
+            }, null);
+        }
+    }
+
+    /** kube-proxy's logging options that mean something here: the format and the verbosity (flags override both). */
+    private void logging(JsonNode v, ProxyConfig.Builder b) {
+        for (Map.Entry<String, JsonNode> e : obj("logging", v).properties()) {
+            String f = "logging." + e.getKey();
+            JsonNode x = e.getValue();
+            field(f, () -> {
+                switch (e.getKey()) {
+                    case "format" -> {
+                        String s = str(f, x);
+                        if (s.isEmpty()) break;
+                        try {
+                            b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(s));
+                        } catch (IllegalArgumentException ex) {
+                            throw new ConfigException(f, s, "text or json");
+                        }
+                    }
+                    case "verbosity" -> {
+                        if (!x.isIntegralNumber() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0");
+                        b.logging = new LogSettings(x.intValue(), b.logging.format());
+                    }
+                    case "flushFrequency", "options" -> note(Level.DEBUG, f, "nftproxy writes each line as it is logged");
+                    case "vmodule" -> {
+                        if (!x.isNull() && !(x.isArray() && x.isEmpty())) {
+                            note(Level.WARN, f, "not applied: nftproxy has one verbosity for all its code");
+                        }
+                    }
+                    default -> throw unknown(f);
+                }
+                return null;
+            }, null);
+        }
+    }
+
+    /** Runs one field's parsing; a problem is kept for the file's one report and {@code fallback} returned. */
+    private <T> T field(String name, java.util.function.Supplier<T> parse, T fallback) {
+        try {
+            return parse.get();
+        } catch (ConfigException e) {
+            errors.addAll(e.all());
+            return fallback;
+        }
+    }
+
+    private void note(Level level, String field, String text) { notes.add(new Note(level, field, text)); }
+
+    private static void setIfNonZero(String field, JsonNode v, Consumer<Duration> set) {
+        Duration d = duration(field, v);
+        if (!d.isZero()) set.accept(d);
+    }
+
+    /** A Go duration; null and "" are zero, as kube-proxy's decoder leaves an absent duration. */
+    private static Duration duration(String field, JsonNode v) {
+        String s = str(field, v);
+        return s.isEmpty() ? Duration.ZERO : GoDuration.parse(field, s);
     }
 
     private static ConfigException unknown(String f) {
@@ -165,6 +343,11 @@ public final class ConfigFile {
         return out.isEmpty() ? List.of(ProxyConfig.PRIMARY) : out;
     }
 
+    /** Empty means kube-proxy's default for this server; otherwise {@link #hostPort}. */
+    private static InetSocketAddress serverAddress(String field, String s, String defaultHost, int defaultPort) {
+        return s.isEmpty() ? new InetSocketAddress(defaultHost, defaultPort) : hostPort(field, s, defaultPort);
+    }
+
     /** {@code host:port} or {@code [v6]:port}; a missing port means the default, as kube-proxy allows. */
     public static InetSocketAddress hostPort(String field, String s, int defaultPort) {
         String host = s;
@@ -178,12 +361,12 @@ public final class ConfigFile {
                 if (s.charAt(close + 1) != ':') throw new ConfigException(field, s, "host:port such as [::]:10256");
                 port = port(field, s.substring(close + 2));
             }
-        } else if (colon >= 0) {
+        } else if (colon >= 0 && s.indexOf(':') == colon) {
             host = s.substring(0, colon);
             port = port(field, s.substring(colon + 1));
         }
         try {
-            io.nftproxy.proxy.IpAddress.parse(host);
+            IpAddress.parse(host);
         } catch (InvalidInputException e) {
             throw new ConfigException(field, s, "an IP address and port such as 0.0.0.0:10256 (no host names)");
         }
@@ -204,6 +387,13 @@ public final class ConfigFile {
         if (!v.isObject()) throw new ConfigException(field, v.getNodeType(), "a map");
         return v;
     }
+
+    private static boolean bool(String field, JsonNode v) {
+        if (!v.isBoolean()) throw new ConfigException(field, v, "true or false");
+        return v.booleanValue();
+    }
+
+    private static String capitalised(String s) { return Character.toUpperCase(s.charAt(0)) + s.substring(1); }
 
     private static String text(JsonNode root, String f) {
         JsonNode v = root.get(f);

@@ -1,5 +1,6 @@
 package io.nftproxy.config;
 
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.proxy.IpPrefix;
 
 import java.net.InetSocketAddress;
@@ -18,12 +19,13 @@ import java.util.List;
  * @param syncPeriod        retry interval after a failed sync; health times out after twice this
  * @param fullSyncPeriod    a full (read-back and verify) sync at least this often
  * @param configSyncPeriod  informer resync period
+ * @param logging           verbosity and format (kube-proxy's -v and --logging-format)
  */
 public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, List<String> nodePortAddresses,
                           boolean masqueradeAll, int masqueradeBit, InetSocketAddress healthzBindAddress,
                           InetSocketAddress metricsBindAddress, Duration minSyncPeriod, Duration syncPeriod,
                           Duration fullSyncPeriod, Duration configSyncPeriod, Path kubeconfig, Path manifests,
-                          String nftMode) {
+                          String nftMode, LogSettings logging) {
     public static final String PRIMARY = "primary";
 
     public ProxyConfig {
@@ -35,7 +37,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         return new ProxyConfig(null, List.of(), List.of(PRIMARY), false, 14,
                 new InetSocketAddress("0.0.0.0", 10256), new InetSocketAddress("127.0.0.1", 10249),
                 Duration.ofMillis(100), Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofMinutes(15),
-                null, null, "auto");
+                null, null, "auto", LogSettings.DEFAULT);
     }
 
     /** Checks the cross-field rules; single fields are checked as they are parsed. */
@@ -51,6 +53,17 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         if (syncPeriod.compareTo(Duration.ofSeconds(1)) < 0) throw new ConfigException("nftables.syncPeriod", syncPeriod, "at least 1s");
         if (minSyncPeriod.compareTo(syncPeriod) > 0) {
             throw new ConfigException("nftables.minSyncPeriod", GoDuration.format(minSyncPeriod), "at most syncPeriod (" + GoDuration.format(syncPeriod) + ")");
+        }
+        if (nodePortAddresses.contains(PRIMARY) && nodePortAddresses.size() > 1) {
+            throw new ConfigException("nodePortAddresses", String.join(",", nodePortAddresses), "'" + PRIMARY + "' alone, or CIDRs");
+        }
+        for (String a : nodePortAddresses) {
+            if (a.equals(PRIMARY)) continue;
+            try {
+                IpPrefix.parse(a);
+            } catch (io.nftproxy.proxy.InvalidInputException e) {
+                throw new ConfigException("nodePortAddresses", a, "'" + PRIMARY + "' or CIDRs such as 192.168.10.0/24");
+            }
         }
         long families = clusterCidrs.stream().map(IpPrefix::family).distinct().count();
         if (families != clusterCidrs.size()) throw new ConfigException("clusterCIDR", clusterCidrs, "at most one CIDR per IP family");
@@ -76,6 +89,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         public Path kubeconfig;
         public Path manifests;
         public String nftMode;
+        public LogSettings logging;
 
         Builder(ProxyConfig c) {
             hostnameOverride = c.hostnameOverride;
@@ -92,12 +106,13 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
             kubeconfig = c.kubeconfig;
             manifests = c.manifests;
             nftMode = c.nftMode;
+            logging = c.logging;
         }
 
         public ProxyConfig build() {
             return new ProxyConfig(hostnameOverride, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit,
                     healthzBindAddress, metricsBindAddress, minSyncPeriod, syncPeriod, fullSyncPeriod, configSyncPeriod,
-                    kubeconfig, manifests, nftMode);
+                    kubeconfig, manifests, nftMode, logging);
         }
     }
 }

@@ -53,6 +53,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProxyDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyDaemon.class);
+    private static final Logger SYNCS = LoggerFactory.getLogger(io.nftproxy.logging.LogSettings.SYNCS);
 
     /** Starts a source that feeds the store (manifest directory, Kubernetes informers). */
     @FunctionalInterface
@@ -109,6 +110,8 @@ public final class ProxyDaemon implements AutoCloseable {
         this.notify = notify;
         this.clock = clock;
         this.metrics = new ProxyMetrics(registry, true);
+        metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
+                () -> store.changeCounts().endpointSliceEvents(), () -> store.changeCounts().endpointSliceChangesPending());
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
@@ -217,6 +220,9 @@ public final class ProxyDaemon implements AutoCloseable {
         }
         LOG.debug("sync core time={}us services={} everything={}", result.coreTime().toNanos() / 1000,
                 result.everything() ? -1 : result.deltas().size(), result.everything());
+        // kube-proxy's "SyncProxyRules complete" line, shown from -v 2.
+        SYNCS.info("sync done plan={} services={} results={}", result.everything() ? result.plan().reasons() : "partial",
+                result.everything() ? "all" : Integer.toString(result.deltas().size()), result.families().values());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
         Instant done = clock.instant();
         boolean ok = true;
@@ -317,6 +323,7 @@ public final class ProxyDaemon implements AutoCloseable {
             ProxyState v4 = result.state(IpFamily.IPV4);
             ProxyState v6 = result.state(IpFamily.IPV6);
             CleanupReport report = options.network().cleanConntrack(v4, v6);
+            for (CleanupReport.Family fr : report.families()) metrics.conntrackReconciled(fr.family(), fr.duration(), fr.deleted());
             lastUdp.clear();
             lastUdp.putAll(now);
             conntrackPending = false;

@@ -8,8 +8,9 @@ public record Response(int status, String contentType, Map<String, String> heade
         headers = Map.copyOf(headers);
     }
 
+    /** As kube-proxy's plain-text answers (/proxyMode, /healthz on the metrics port): never sniffed as HTML. */
     public static Response text(int status, String body) {
-        return new Response(status, "text/plain; charset=utf-8", Map.of(), body);
+        return new Response(status, "text/plain; charset=utf-8", Map.of("X-Content-Type-Options", "nosniff"), body);
     }
 
     public static Response json(int status, String body) {

@@ -1,10 +1,14 @@
 package io.nftproxy.metrics;
 
+import io.nftproxy.build.BuildInfo;
 import io.nftproxy.http.Response;
 import io.nftproxy.proxy.IpFamily;
 import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -13,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 
 /**
  * The metrics kube-proxy's nftables mode exports, under the same names so existing dashboards and alerts work,
@@ -21,6 +26,12 @@ import java.time.Duration;
 public final class ProxyMetrics {
     private static final double[] SYNC_BUCKETS = {0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256,
             0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
+
+    /**
+     * kube-proxy 1.36's layout (0.25 s, 0.5 s, every second to 59 s, every 5 s to 115 s, every 30 s to 5 min), so sums
+     * over a fleet with both proxies line up, plus finer bounds below 0.25 s, where nftproxy's changes land.
+     */
+    private static final double[] PROGRAMMING_BUCKETS = programmingBuckets();
 
     private final PrometheusRegistry registry;
     private final Histogram syncDuration;
@@ -37,6 +48,8 @@ public final class ProxyMetrics {
     private final Counter invalidObjects;
     private final Counter tamperRepairs;
     private final Counter transactionCommands;
+    private final Histogram conntrackReconcile;
+    private final Counter conntrackDeleted;
 
     public ProxyMetrics(PrometheusRegistry registry, boolean jvm) {
         this.registry = registry;
@@ -52,8 +65,7 @@ public final class ProxyMetrics {
                 .help("The last time a sync of proxy rules was queued").labelNames("ip_family").register(registry);
         programmingLatency = Histogram.builder().name("kubeproxy_network_programming_duration_seconds")
                 .help("In-cluster network programming latency: EndpointSlice trigger time to kernel commit")
-                .classicUpperBounds(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
-                .labelNames("ip_family").register(registry);
+                .classicUpperBounds(PROGRAMMING_BUCKETS).labelNames("ip_family").register(registry);
         syncFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_sync_failures_total")
                 .help("Failed nftables transactions").labelNames("ip_family").register(registry);
         cleanupFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total")
@@ -71,7 +83,35 @@ public final class ProxyMetrics {
                 .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
                 .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
+        // kube-proxy's conntrack reconciler pair, with its buckets (1 ms doubling, 15 of them).
+        double[] ctBuckets = new double[15];
+        for (int i = 0; i < ctBuckets.length; i++) ctBuckets[i] = 0.001 * (1 << i);
+        conntrackReconcile = Histogram.builder().name("kubeproxy_conntrack_reconciler_sync_duration_seconds")
+                .help("ReconcileConntrackFlowsLatency latency in seconds").classicUpperBounds(ctBuckets)
+                .labelNames("ip_family").register(registry);
+        conntrackDeleted = Counter.builder().name("kubeproxy_conntrack_reconciler_deleted_entries_total")
+                .help("Cumulative conntrack flows deleted by conntrack reconciler").labelNames("ip_family").register(registry);
+        BuildInfo build = BuildInfo.current();
+        Info.builder().name("nftproxy_build_info").help("The version, commit and build time of this nftproxy")
+                .labelNames("version", "git_commit", "build_date", "java_version").register(registry)
+                .addLabelValues(build.version(), build.commit(), build.date(), Runtime.version().toString());
         if (jvm) JvmMetrics.builder().register(registry);
+    }
+
+    /**
+     * kube-proxy's change-tracker metrics, read from the store at each scrape: Service and EndpointSlice events seen
+     * (counters) and the changes recorded but not yet taken by a sync (gauges).
+     */
+    public void changeTracking(LongSupplier serviceEvents, LongSupplier servicesPending, LongSupplier endpointSliceEvents,
+                               LongSupplier endpointSliceChangesPending) {
+        CounterWithCallback.builder().name("kubeproxy_sync_proxy_rules_service_changes_total")
+                .help("Cumulative proxy rules Service changes").callback(c -> c.call(serviceEvents.getAsLong())).register(registry);
+        GaugeWithCallback.builder().name("kubeproxy_sync_proxy_rules_service_changes_pending")
+                .help("Pending proxy rules Service changes").callback(c -> c.call(servicesPending.getAsLong())).register(registry);
+        CounterWithCallback.builder().name("kubeproxy_sync_proxy_rules_endpoint_changes_total")
+                .help("Cumulative proxy rules Endpoint changes").callback(c -> c.call(endpointSliceEvents.getAsLong())).register(registry);
+        GaugeWithCallback.builder().name("kubeproxy_sync_proxy_rules_endpoint_changes_pending")
+                .help("Pending proxy rules Endpoint changes").callback(c -> c.call(endpointSliceChangesPending.getAsLong())).register(registry);
     }
 
     public void sync(IpFamily f, boolean full, Duration took, int commands) {
@@ -94,6 +134,10 @@ public final class ProxyMetrics {
     public void livez(int code) { livez.labelValues(Integer.toString(code)).inc(); }
     public void invalidObject(String kind, String field) { invalidObjects.labelValues(kind, field).inc(); }
     public void tamperResync(IpFamily f) { tamperRepairs.labelValues(label(f)).inc(); }
+    public void conntrackReconciled(IpFamily f, Duration took, int deleted) {
+        conntrackReconcile.labelValues(label(f)).observe(took.toNanos() / 1e9);
+        conntrackDeleted.labelValues(label(f)).inc(deleted);
+    }
 
     /** The Prometheus text exposition of everything registered. */
     public Response scrape() {
@@ -107,4 +151,12 @@ public final class ProxyMetrics {
     }
 
     private static String label(IpFamily f) { return f.apiName(); }
+
+    private static double[] programmingBuckets() {
+        java.util.List<Double> b = new java.util.ArrayList<>(java.util.List.of(0.01, 0.025, 0.05, 0.1, 0.25, 0.5));
+        for (int s = 1; s <= 59; s++) b.add((double) s);
+        for (int s = 60; s <= 115; s += 5) b.add((double) s);
+        for (int s = 120; s <= 300; s += 30) b.add((double) s);
+        return b.stream().mapToDouble(Double::doubleValue).toArray();
+    }
 }

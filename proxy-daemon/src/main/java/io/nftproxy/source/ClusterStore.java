@@ -54,29 +54,54 @@ public final class ClusterStore implements ClusterView {
     private volatile boolean nodesListed = true;
     private volatile boolean cidrsListed = true;
     private volatile Runnable onChange = () -> { };
+    // kube-proxy's change counters: every Service or EndpointSlice event delivered, and the real changes not synced yet.
+    private final AtomicLong serviceEvents = new AtomicLong();
+    private final AtomicLong sliceEvents = new AtomicLong();
+    private final Set<String> servicesPending = ConcurrentHashMap.newKeySet();
+    private final AtomicLong slicesPending = new AtomicLong();
+
+    /**
+     * kube-proxy's {@code sync_proxy_rules_service_changes_total}/{@code _pending} and {@code endpoint_changes_*}:
+     * events seen (no-op updates included), and changes recorded since the last {@link #drainChanges} (Services
+     * with a changed object; EndpointSlice changes).
+     */
+    public record ChangeCounts(long serviceEvents, int servicesPending, long endpointSliceEvents, long endpointSliceChangesPending) {}
+
+    public ChangeCounts changeCounts() {
+        return new ChangeCounts(serviceEvents.get(), servicesPending.size(), sliceEvents.get(), slicesPending.get());
+    }
 
     /** Called after every recorded change and when the store first becomes ready; must not block. */
     public void onChange(Runnable r) { this.onChange = Objects.requireNonNull(r); }
 
     public void upsertService(ServiceObject s) {
         String k = key(s.meta());
-        if (!Objects.equals(services.put(k, s), s)) changed(k, null);
+        serviceEvents.incrementAndGet();
+        if (!Objects.equals(services.put(k, s), s)) serviceChanged(k);
     }
 
     public void deleteService(ObjectMeta m) {
         String k = key(m);
-        if (services.remove(k) != null) changed(k, null);
+        serviceEvents.incrementAndGet();
+        if (services.remove(k) != null) serviceChanged(k);
+    }
+
+    private void serviceChanged(String k) {
+        servicesPending.add(k);
+        changed(k, null);
     }
 
     public void upsertEndpointSlice(EndpointSliceObject s) {
         String k = key(s.meta());
         EndpointSliceObject prev;
+        sliceEvents.incrementAndGet();
         synchronized (sliceLock) {
             prev = slices.put(k, s);
             if (s.equals(prev)) return;
             if (prev != null) unindex(k, prev);
             index(k, s);
         }
+        slicesPending.incrementAndGet();
         recordTrigger(s);
         changed(ProxyStateBuilder.serviceKey(s), prev == null ? null : ProxyStateBuilder.serviceKey(prev));
     }
@@ -84,11 +109,13 @@ public final class ClusterStore implements ClusterView {
     public void deleteEndpointSlice(ObjectMeta m) {
         String k = key(m);
         EndpointSliceObject prev;
+        sliceEvents.incrementAndGet();
         synchronized (sliceLock) {
             prev = slices.remove(k);
             if (prev == null) return;
             unindex(k, prev);
         }
+        slicesPending.incrementAndGet();
         changed(ProxyStateBuilder.serviceKey(prev), null);
     }
 
@@ -175,6 +202,8 @@ public final class ClusterStore implements ClusterView {
             if (!e.getValue().equals(services.get(e.getKey()))) touched.add(e.getKey());
         }
         replace(services, nextServices);
+        serviceEvents.addAndGet(touched.size());
+        servicesPending.addAll(touched);
         return touched;
     }
 
@@ -189,10 +218,17 @@ public final class ClusterStore implements ClusterView {
                     slices.remove(k);
                     unindex(k, prev);
                     touched.add(ProxyStateBuilder.serviceKey(prev));
+                    // A changed slice counts once, below; a deleted one here.
+                    if (now == null) {
+                        slicesPending.incrementAndGet();
+                        sliceEvents.incrementAndGet();
+                    }
                 }
             }
             for (Map.Entry<String, EndpointSliceObject> e : nextSlices.entrySet()) {
                 if (e.getValue().equals(slices.get(e.getKey()))) continue;
+                slicesPending.incrementAndGet();
+                sliceEvents.incrementAndGet();
                 recordTrigger(e.getValue());
                 slices.put(e.getKey(), e.getValue());
                 index(e.getKey(), e.getValue());
@@ -211,6 +247,8 @@ public final class ClusterStore implements ClusterView {
      */
     public ServiceChanges drainChanges() {
         boolean all = everythingChanged.getAndSet(false);
+        servicesPending.clear();
+        slicesPending.set(0);
         Set<String> keys = new HashSet<>();
         for (Iterator<String> it = changedServices.iterator(); it.hasNext(); ) {
             keys.add(it.next());

@@ -191,4 +191,13 @@ class TraceCommandTest {
         out.add(value);
         return out;
     }
+
+    /** The exit code --help names for an untraceable table is the one trace returns. */
+    @Test
+    void helpNamesTheUntraceableExitCode() {
+        RenderCommandTest.Run r = run("trace", "--help");
+        assertEquals(ExitCodes.OK, r.exit());
+        String help = r.out().replaceAll("\\s+", " ");
+        assertTrue(help.contains(ExitCodes.UNTRACEABLE + " the table could not be traced to an end"), help);
+    }
 }

@@ -62,6 +62,8 @@ class HttpServerHandlerTest {
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode());
             assertEquals("nftables", r.body());
+            assertEquals("nosniff", r.headers().firstValue("X-Content-Type-Options").orElse(null));
+            assertEquals("text/plain; charset=utf-8", r.headers().firstValue("Content-Type").orElse(null));
         }
     }
 }
