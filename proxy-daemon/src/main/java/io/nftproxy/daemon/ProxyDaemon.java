@@ -115,7 +115,16 @@ public final class ProxyDaemon implements AutoCloseable {
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod());
+        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
+                ownPorts(c));
+    }
+
+    /** The TCP ports our own servers listen on: a Service given one as its node port would take it from them. */
+    private static Map<Integer, String> ownPorts(ProxyConfig c) {
+        Map<Integer, String> out = new java.util.HashMap<>();
+        if (c.metricsBindAddress().getPort() != 0) out.put(c.metricsBindAddress().getPort(), "metrics server");
+        if (c.healthzBindAddress().getPort() != 0) out.put(c.healthzBindAddress().getPort(), "healthz server");
+        return out;
     }
 
     public ClusterStore store() { return store; }

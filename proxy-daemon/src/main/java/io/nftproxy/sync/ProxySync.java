@@ -9,6 +9,7 @@ import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.PortClaims;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
@@ -120,6 +121,10 @@ public final class ProxySync {
     private List<Diagnostic> cidrDiagnostics = List.of();
     /** kind/object/field of each diagnostic logged, with the reason logged. */
     private final Map<String, String> logged = new HashMap<>();
+    /** The daemon's own listening TCP ports, never given to a Service as a node port. */
+    private final Map<Integer, String> reservedPorts;
+    /** Who holds each node port, of every Service as of the last sync. */
+    private PortClaims claims = PortClaims.none();
     private NodeContext lastNode;
     private boolean seeded;
     private long generation;
@@ -127,6 +132,12 @@ public final class ProxySync {
     public ProxySync(NftClient client) { this(client, Renderer.upstream(), TableSyncer.DEFAULT_FULL_SYNC_INTERVAL); }
 
     public ProxySync(NftClient client, Renderer renderer, Duration fullSyncInterval) {
+        this(client, renderer, fullSyncInterval, Map.of());
+    }
+
+    /** @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports */
+    public ProxySync(NftClient client, Renderer renderer, Duration fullSyncInterval, Map<Integer, String> reservedPorts) {
+        this.reservedPorts = Map.copyOf(reservedPorts);
         for (IpFamily f : IpFamily.values()) {
             syncers.put(f, new TableSyncer(f, client, fullSyncInterval));
             IncrementalRenderer r = new IncrementalRenderer(renderer, f, null);
@@ -215,7 +226,10 @@ public final class ProxySync {
     private void rebuildAll(ClusterView cluster, String nodeName) {
         services.clear();
         diagnosticsByService.clear();
-        for (String key : cluster.serviceKeys()) put(key, build(cluster, key, nodeName));
+        claims = new PortClaims(reservedPorts);
+        Set<String> keys = cluster.serviceKeys();
+        for (String key : keys) claims.put(key, cluster.services(key));
+        for (String key : keys) put(key, build(cluster, key, nodeName));
         ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
         List<Diagnostic> d = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
@@ -228,7 +242,10 @@ public final class ProxySync {
 
     private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {
         List<ServiceDelta> out = new ArrayList<>();
-        for (String key : keys) {
+        // A Service that takes or frees a node port changes the outcome of the other claimants: rebuild them too.
+        Set<String> all = new HashSet<>(keys);
+        for (String key : keys) all.addAll(claims.put(key, cluster.services(key)));
+        for (String key : all) {
             Map<IpFamily, ServiceState> before = services.getOrDefault(key, EMPTY);
             Map<IpFamily, ServiceState> after = build(cluster, key, nodeName);
             put(key, after);
@@ -245,12 +262,12 @@ public final class ProxySync {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    private static Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
+    private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
         Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName));
+        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
         return m;
     }
 

@@ -1,0 +1,149 @@
+package io.nftproxy.proxy;
+
+import io.nftproxy.cluster.ServiceObject;
+
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Which Service holds each node port. A nodePort (per protocol) or a healthCheckNodePort claimed by two Services
+ * goes to the older one (creation timestamp, then {@code namespace/name}), whatever order the objects arrive in: the
+ * API server never hands out one port twice, but a manifest directory or a restored backup can, and a silent last
+ * writer would take a port from a Service that had it. A port the daemon itself listens on (TCP) is never given to a
+ * Service: DNAT would take {@code /healthz} away from the node. A healthCheckNodePort is a TCP listener, so it
+ * collides with TCP nodePorts too.
+ *
+ * <p>Kept incrementally: {@link #put} records one Service's claims and says which other Services' outcome it
+ * changed, so a sync of one Service need not look at the others. Family-independent: the claims come from the
+ * Service objects, so both tables and the health-check servers agree. Not thread-safe.
+ */
+public final class PortClaims {
+    /** One port of one protocol on the node. */
+    record Port(Protocol protocol, int port) {
+        @Override public String toString() { return port + "/" + protocol; }
+    }
+
+    /** A Service claiming ports, ordered oldest first; one without a readable timestamp counts as newest. */
+    record Claimant(String service, Instant created) {
+        static final Comparator<Claimant> OLDEST_FIRST = Comparator
+                .comparing(Claimant::created, Comparator.nullsLast(Comparator.naturalOrder()))
+                .thenComparing(Claimant::service);
+    }
+
+    private final Map<Port, String> reserved;
+    private final Map<Port, TreeSet<Claimant>> holders = new HashMap<>();
+    private final Map<String, Set<Port>> byService = new HashMap<>();
+    private final Map<String, Claimant> claimants = new HashMap<>();
+
+    /** @param reservedTcpPorts the daemon's own listening TCP ports, each with what listens there ("the healthz server") */
+    public PortClaims(Map<Integer, String> reservedTcpPorts) {
+        Map<Port, String> r = new HashMap<>();
+        reservedTcpPorts.forEach((port, what) -> r.put(new Port(Protocol.TCP, port), what));
+        this.reserved = Map.copyOf(r);
+    }
+
+    public static PortClaims none() { return new PortClaims(Map.of()); }
+
+    /** Claims of every Service in {@code services}, grouped by {@code namespace/name}. */
+    public static PortClaims of(List<ServiceObject> services, Map<Integer, String> reservedTcpPorts) {
+        PortClaims c = new PortClaims(reservedTcpPorts);
+        Map<String, List<ServiceObject>> byKey = new HashMap<>();
+        for (ServiceObject s : services) {
+            byKey.computeIfAbsent(ProxyStateBuilder.serviceKey(s), k -> new java.util.ArrayList<>()).add(s);
+        }
+        byKey.forEach(c::put);
+        return c;
+    }
+
+    /**
+     * Records {@code service}'s claims, as its objects now are (none: it is gone), replacing what it claimed before.
+     *
+     * @return the other Services whose outcome on a port changed: they must be rebuilt too
+     */
+    public Set<String> put(String service, List<ServiceObject> objects) {
+        Set<Port> before = byService.getOrDefault(service, Set.of());
+        Claimant old = claimants.get(service);
+        Map<Port, String> winnersBefore = new HashMap<>();
+        Set<Port> after = new HashSet<>();
+        // Of duplicates, the first is the one the builder keeps.
+        ServiceObject first = objects.isEmpty() ? null : objects.get(0);
+        if (first != null) after.addAll(ports(first));
+        Claimant now = first == null ? null : new Claimant(service, created(first.meta().creationTimestamp()));
+        Set<Port> touched = new HashSet<>(before);
+        touched.addAll(after);
+        for (Port p : touched) winnersBefore.put(p, winner(p));
+        for (Port p : before) {
+            TreeSet<Claimant> h = holders.get(p);
+            h.remove(old);
+            if (h.isEmpty()) holders.remove(p);
+        }
+        if (now == null || after.isEmpty()) {
+            byService.remove(service);
+            claimants.remove(service);
+        } else {
+            byService.put(service, Set.copyOf(after));
+            claimants.put(service, now);
+            for (Port p : after) holders.computeIfAbsent(p, k -> new TreeSet<>(Claimant.OLDEST_FIRST)).add(now);
+        }
+        Set<String> affected = new HashSet<>();
+        for (Port p : touched) {
+            if (java.util.Objects.equals(winnersBefore.get(p), winner(p))) continue;
+            for (Claimant c : holders.getOrDefault(p, new TreeSet<>())) affected.add(c.service());
+        }
+        affected.remove(service);
+        return affected;
+    }
+
+    /**
+     * Why {@code service} may not have {@code port} of {@code protocol}, naming who has it; null when it may. A
+     * port nobody recorded is free.
+     */
+    public String lostTo(String service, Protocol protocol, int port) {
+        Port p = new Port(protocol, port);
+        String own = reserved.get(p);
+        if (own != null) return "port " + p + " is nftproxy's own " + own + "; skipped";
+        String w = winner(p);
+        if (w == null || w.equals(service)) return null;
+        return "port " + p + " is also claimed by Service " + w + ", which is older and keeps it; skipped here";
+    }
+
+    private String winner(Port p) {
+        TreeSet<Claimant> h = holders.get(p);
+        return h == null || h.isEmpty() ? null : h.first().service();
+    }
+
+    /** The node ports a Service object would program: its nodePorts and, when it uses one, its health-check port. */
+    private static Set<Port> ports(ServiceObject svc) {
+        Set<Port> out = new HashSet<>();
+        if (ProxyStateBuilder.ignoredByLabel(svc.meta().labels()) || "ExternalName".equals(svc.type())) return out;
+        for (ServiceObject.PortSpec p : svc.ports()) {
+            if (p.nodePort() == null || p.nodePort() < 1 || p.nodePort() > 65535) continue;
+            try {
+                out.add(new Port(Protocol.fromApi(p.protocol()), p.nodePort()));
+            } catch (InvalidInputException e) {
+                // The builder reports the bad protocol; a port that is not programmed claims nothing.
+            }
+        }
+        Integer hc = svc.healthCheckNodePort();
+        if (ProxyStateBuilder.usesHealthCheckNodePort(svc) && hc != null && hc >= 1 && hc <= 65535) {
+            out.add(new Port(Protocol.TCP, hc));
+        }
+        return out;
+    }
+
+    private static Instant created(String text) {
+        if (text == null) return null;
+        try {
+            return Instant.parse(text);
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+}
