@@ -29,21 +29,21 @@ public final class ProxyStateBuilder {
 
     private final IpFamily family;
     private final String nodeName;
-    private final PortClaims claims;
+    private final ServiceClaims claims;
     private final List<Diagnostic> diagnostics = new ArrayList<>();
 
-    private ProxyStateBuilder(IpFamily family, String nodeName, PortClaims claims) {
+    private ProxyStateBuilder(IpFamily family, String nodeName, ServiceClaims claims) {
         this.family = family;
         this.nodeName = nodeName;
         this.claims = claims;
     }
 
     public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName) {
-        return build(snapshot, family, nodeName, PortClaims.of(snapshot.services(), Map.of()));
+        return build(snapshot, family, nodeName, ServiceClaims.of(snapshot.services(), Map.of(), List.of()));
     }
 
     /** {@link #build} with node ports given out by {@code claims}, which must hold the snapshot's Services. */
-    public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName, PortClaims claims) {
+    public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName, ServiceClaims claims) {
         return new ProxyStateBuilder(family, nodeName, claims).run(snapshot);
     }
 
@@ -59,7 +59,7 @@ public final class ProxyStateBuilder {
      * every Service's state and the ServiceCIDRs of {@code build} over no services is {@code build}'s state.
      */
     public static ServiceState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
-                                            IpFamily family, String nodeName, PortClaims claims) {
+                                            IpFamily family, String nodeName, ServiceClaims claims) {
         ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName, claims);
         return new ServiceState(family, b.servicePorts(services), b.mergeSlices(slices), b.diagnostics);
     }
@@ -223,7 +223,11 @@ public final class ProxyStateBuilder {
             try {
                 IpAddress a = address(t, field);
                 if (a.isUnspecified() || a.isLoopback()) throw new InvalidInputException(field, t, "a routable unicast address");
-                if (a.family() == family && !out.contains(a)) out.add(a);
+                if (a.family() == family && !out.contains(a)) {
+                    out.add(a);
+                    String overlap = claims.overlap(key, a);
+                    if (overlap != null) diagnostics.add(new Diagnostic("Service", key, field, overlap, true));
+                }
             } catch (InvalidInputException e) {
                 skip("Service", key, field, e.getMessage());
             }

@@ -32,7 +32,7 @@ class ServiceStateTest {
             slices.computeIfAbsent(k, x -> new ArrayList<>()).add(sl);
             services.putIfAbsent(k, List.of());
         }
-        PortClaims claims = PortClaims.of(s.services(), Map.of());
+        ServiceClaims claims = ServiceClaims.of(s.services(), Map.of(), List.of());
         TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         List<Diagnostic> diags = new ArrayList<>();

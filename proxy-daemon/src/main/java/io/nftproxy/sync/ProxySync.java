@@ -9,7 +9,7 @@ import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.PortClaims;
+import io.nftproxy.proxy.ServiceClaims;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
@@ -28,7 +28,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -119,12 +118,12 @@ public final class ProxySync {
     private final Map<String, List<Diagnostic>> diagnosticsByService = new TreeMap<>();
     private final Map<IpFamily, ProxyState> cidrStates = new EnumMap<>(IpFamily.class);
     private List<Diagnostic> cidrDiagnostics = List.of();
-    /** kind/object/field of each diagnostic logged, with the reason logged. */
-    private final Map<String, String> logged = new HashMap<>();
+    /** kind/object/field/reason of each diagnostic logged. */
+    private final Set<String> logged = new HashSet<>();
     /** The daemon's own listening TCP ports, never given to a Service as a node port. */
     private final Map<Integer, String> reservedPorts;
     /** Who holds each node port, of every Service as of the last sync. */
-    private PortClaims claims = PortClaims.none();
+    private ServiceClaims claims = ServiceClaims.none();
     private NodeContext lastNode;
     private boolean seeded;
     private long generation;
@@ -188,7 +187,7 @@ public final class ProxySync {
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
         if (everything) {
-            rebuildAll(cluster, node.nodeName());
+            rebuildAll(cluster, node);
             for (IpFamily f : IpFamily.values()) {
                 ProxyState state = wholeState(f);
                 states.put(f, state);
@@ -223,10 +222,11 @@ public final class ProxySync {
         return new Result(results, diags, fresh, everything, deltas, core, states);
     }
 
-    private void rebuildAll(ClusterView cluster, String nodeName) {
+    private void rebuildAll(ClusterView cluster, NodeContext node) {
+        String nodeName = node.nodeName();
         services.clear();
         diagnosticsByService.clear();
-        claims = new PortClaims(reservedPorts);
+        claims = new ServiceClaims(reservedPorts, node.ownAddresses());
         Set<String> keys = cluster.serviceKeys();
         for (String key : keys) claims.put(key, cluster.services(key));
         for (String key : keys) put(key, build(cluster, key, nodeName));
@@ -326,14 +326,13 @@ public final class ProxySync {
         Set<String> present = new HashSet<>();
         List<Diagnostic> fresh = new ArrayList<>();
         for (Diagnostic d : diags) {
-            String key = d.kind() + "\u0000" + d.object() + "\u0000" + d.field();
+            // With the reason in the key, two problems of one field (two bad externalIPs) are each logged once.
+            String key = d.kind() + "\u0000" + d.object() + "\u0000" + d.field() + "\u0000" + d.reason();
             present.add(key);
-            boolean seen = logged.containsKey(key);
-            String before = logged.put(key, d.reason());
-            if (!seen || !Objects.equals(before, d.reason())) fresh.add(d);
+            if (logged.add(key)) fresh.add(d);
         }
         // Forget fixed objects, so that breaking again is logged again.
-        logged.keySet().retainAll(present);
+        logged.retainAll(present);
         for (Diagnostic d : fresh) log.warn("{}", d);
         return fresh;
     }

@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Two Services claiming one node port: the older keeps it, whatever the order, and the other is told why. */
-class PortClaimsTest {
+class ServiceClaimsTest {
     private static final ServicePortName OLD = new ServicePortName("a", "old", "", Protocol.TCP);
     private static final ServicePortName YOUNG = new ServicePortName("a", "young", "", Protocol.TCP);
 
@@ -112,7 +112,7 @@ class PortClaimsTest {
         TestClusters c = TestClusters.cluster().service(nodePortSvc("old", "172.30.0.1", "TCP", 10256, "2024-01-01T00:00:00Z"))
                 .service(nodePortSvc("young", "172.30.0.2", "UDP", 10256, null));
         ClusterSnapshot snap = c.snapshot();
-        PortClaims claims = PortClaims.of(snap.services(), Map.of(10256, "healthz server"));
+        ServiceClaims claims = ServiceClaims.of(snap.services(), Map.of(10256, "healthz server"), List.of());
         ProxyState st = ProxyStateBuilder.build(snap, IpFamily.IPV4, TestClusters.NODE, claims);
         assertEquals(0, st.servicePorts().get(OLD).nodePort());
         assertEquals(10256, st.servicePorts().get(new ServicePortName("a", "young", "", Protocol.UDP)).nodePort(),
@@ -122,7 +122,7 @@ class PortClaimsTest {
 
     @Test
     void putReportsTheServicesWhoseOutcomeChanged() {
-        PortClaims claims = PortClaims.none();
+        ServiceClaims claims = ServiceClaims.none();
         ServiceObject old = nodePortSvc("old", "172.30.0.1", "TCP", 30050, "2024-01-01T00:00:00Z");
         ServiceObject young = nodePortSvc("young", "172.30.0.2", "TCP", 30050, "2025-01-01T00:00:00Z");
         ServiceObject other = nodePortSvc("other", "172.30.0.3", "TCP", 30099, null);
@@ -132,6 +132,39 @@ class PortClaimsTest {
         assertEquals(Set.of(), claims.put("a/young", List.of(young)), "a no-op update affects nobody");
         assertEquals(Set.of("a/young"), claims.put("a/old", List.of()), "the old one is gone: young gets the port");
         assertNull(claims.lostTo("a/young", Protocol.TCP, 30050));
+    }
+
+    @Test
+    void anExternalIPThatIsAnotherServicesClusterIPIsKeptWithAWarning() {
+        ClusterSnapshot snap = TestClusters.cluster()
+                .service(svc("a", "victim").clusterIP("172.30.0.1").port("", "TCP", 80).build())
+                .service(svc("a", "thief").clusterIP("172.30.0.2").port("", "TCP", 80).externalIP("172.30.0.1").build())
+                .service(svc("a", "lb").type("LoadBalancer").clusterIP("172.30.0.3").port("", "TCP", 443, 30443)
+                        .lbIngress("192.168.10.20").build()).snapshot();
+        Renderer.Rendering r = Renderer.upstream().render(snap, TestClusters.node());
+        List<Diagnostic> d = r.diagnostics();
+        assertEquals(2, d.size(), d.toString());
+        Diagnostic thief = d.stream().filter(x -> x.object().equals("a/thief")).findFirst().orElseThrow();
+        assertTrue(thief.kept() && thief.field().equals("spec.externalIPs") && thief.reason().contains("ClusterIP of Service a/victim"),
+                thief.toString());
+        assertTrue(thief.toString().startsWith("accepted "), thief.toString());
+        Diagnostic lb = d.stream().filter(x -> x.object().equals("a/lb")).findFirst().orElseThrow();
+        assertTrue(lb.kept() && lb.field().equals("status.loadBalancer.ingress.ip") && lb.reason().contains("this node's address"),
+                lb.toString());
+        // Accepted as kube-proxy accepts it: the address is still programmed.
+        assertEquals(List.of(IpAddress.parse("172.30.0.1")),
+                r.state(IpFamily.IPV4).servicePorts().get(new ServicePortName("a", "thief", "", Protocol.TCP)).externalIPs());
+    }
+
+    @Test
+    void aClusterIPChangeReportsTheServicesExposingTheOldOrNewAddress() {
+        ServiceClaims claims = ServiceClaims.none();
+        assertEquals(Set.of(), claims.put("a/thief", List.of(svc("a", "thief").clusterIP("172.30.0.2").externalIP("172.30.0.1").build())));
+        assertEquals(Set.of("a/thief"), claims.put("a/victim", List.of(svc("a", "victim").clusterIP("172.30.0.1").build())));
+        assertTrue(claims.overlap("a/thief", IpAddress.parse("172.30.0.1")).contains("a/victim"));
+        assertNull(claims.overlap("a/victim", IpAddress.parse("172.30.0.1")), "its own ClusterIP is no overlap");
+        assertEquals(Set.of("a/thief"), claims.put("a/victim", List.of(svc("a", "victim").clusterIP("172.30.0.9").build())));
+        assertNull(claims.overlap("a/thief", IpAddress.parse("172.30.0.1")));
     }
 
     private static ServicePort port(ProxyState st, String name) {
