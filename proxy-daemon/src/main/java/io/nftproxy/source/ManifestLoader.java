@@ -3,6 +3,7 @@ package io.nftproxy.source;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 import org.slf4j.Logger;
@@ -182,10 +183,12 @@ public final class ManifestLoader {
         String label = label(raw, where);
         try {
             switch (kind + " " + apiVersion) {
-                case "Service v1" -> sink.services.add(ApiObjectDecoder.service(obj));
-                case "EndpointSlice discovery.k8s.io/v1" -> sink.slices.add(ApiObjectDecoder.endpointSlice(obj));
-                case "Node v1" -> sink.nodes.add(ApiObjectDecoder.node(obj));
-                case "ServiceCIDR networking.k8s.io/v1" -> sink.cidrs.add(ApiObjectDecoder.serviceCidr(obj));
+                case "Service v1" -> sink.add(sink.services, ApiObjectDecoder.service(obj), ServiceObject::meta, file, doc, kind);
+                case "EndpointSlice discovery.k8s.io/v1" ->
+                        sink.add(sink.slices, ApiObjectDecoder.endpointSlice(obj), EndpointSliceObject::meta, file, doc, kind);
+                case "Node v1" -> sink.add(sink.nodes, ApiObjectDecoder.node(obj), NodeObject::meta, file, doc, kind);
+                case "ServiceCIDR networking.k8s.io/v1" ->
+                        sink.add(sink.cidrs, ApiObjectDecoder.serviceCidr(obj), ServiceCidrObject::meta, file, doc, kind);
                 default -> sink.ignored.add(new LoadProblem(file, doc, kind, label, null,
                         "not read by the proxy (apiVersion " + apiVersion + ")"));
             }
@@ -252,5 +255,23 @@ public final class ManifestLoader {
         final List<ServiceCidrObject> cidrs = new ArrayList<>();
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
+        /** Where each kind's object was first found, by {@code kind namespace/name}. */
+        private final java.util.Map<String, String> firstSeen = new java.util.HashMap<>();
+
+        /**
+         * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
+         * object per name, and which copy wins must not depend on who reads the directory (render or the daemon).
+         */
+        <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, int doc, String kind) {
+            String key = meta.apply(object).key();
+            String where = file + " document " + doc;
+            String first = firstSeen.putIfAbsent(kind + " " + key, where);
+            if (first == null) {
+                into.add(object);
+            } else {
+                problems.add(new LoadProblem(file, doc, kind, key, "metadata.name",
+                        "duplicate " + kind + " object; the first one, in " + first + ", is kept"));
+            }
+        }
     }
 }

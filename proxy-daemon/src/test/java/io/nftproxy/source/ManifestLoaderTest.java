@@ -229,6 +229,25 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aDuplicateObjectInALaterFileIsAProblemAndTheFirstIsKept() throws IOException {
+        write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: x, creationTimestamp: 2024-01-01T00:00:00Z}\n"
+                + "spec: {clusterIP: 10.96.0.2}\n");
+        write("b.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: x}\nspec: {clusterIP: 10.96.0.3}\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(1, r.snapshot().services().size());
+        assertEquals("10.96.0.2", r.snapshot().services().get(0).clusterIP());
+        assertEquals("2024-01-01T00:00:00Z", r.snapshot().services().get(0).meta().creationTimestamp(),
+                "an unquoted YAML timestamp is read as its text");
+        assertEquals(1, r.problems().size(), r.problems()::toString);
+        LoadProblem p = r.problems().get(0);
+        assertEquals(dir.resolve("b.yaml"), p.file());
+        assertEquals("x/web", p.object());
+        assertTrue(p.message().contains("a.yaml"), p.message());
+    }
+
+    @Test
     void parserMessagesDoNotEchoTheOffendingToken() throws IOException {
         write("secret.json", "{\"kind\": \"Secret\", \"data\": {\"password\": hunter2secret}}");
 
