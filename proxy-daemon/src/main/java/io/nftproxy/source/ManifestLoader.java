@@ -14,6 +14,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.MappingIterator;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import tools.jackson.dataformat.yaml.YAMLFactory;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
@@ -44,6 +46,17 @@ public final class ManifestLoader {
     /** Larger files are refused unread; a proxy's manifest set is kilobytes, and this bounds memory. */
     public static final long MAX_FILE_BYTES = 16L << 20;
 
+    /**
+     * The YAML reader's window grows by one buffer at a time while a scalar is scanned, copying what it holds each
+     * time: a scalar of n characters costs n²/(2·buffer) copies. With the default 1 KiB buffer a 15 MB quoted
+     * string took minutes (issue 10); with 1 MiB the largest file allowed costs some 10⁸ copies, well under a
+     * second. The code point limit is the file limit, so that one cap, not the parser's 3 MiB default, decides.
+     */
+    private static final LoadSettings YAML_SETTINGS = LoadSettings.builder()
+            .setBufferSize(1 << 20)
+            .setCodePointLimit((int) MAX_FILE_BYTES)
+            .build();
+
     private static final Pattern QUOTED = Pattern.compile("'[^'\\n]*'|\"[^\"\\n]*\"");
 
     private final ObjectMapper yaml;
@@ -51,7 +64,8 @@ public final class ManifestLoader {
 
     public ManifestLoader() {
         // Duplicate keys are refused, as the API server's strict decoding does: which one wins would be a guess.
-        this.yaml = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+        this.yaml = YAMLMapper.builder(YAMLFactory.builder().loadSettings(YAML_SETTINGS).build())
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
         this.json = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
     }
 
