@@ -14,6 +14,7 @@ import io.nftproxy.http.HttpServer;
 import io.nftproxy.http.Response;
 import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.lock.NetnsLock;
 import io.nftproxy.netlink.monitor.NftablesMonitor;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChange;
@@ -136,6 +137,8 @@ public final class ProxyDaemon implements AutoCloseable {
     /** Starts servers, the monitor, the sync loop and then the source; returns at once. */
     public void start(SourceStarter source) throws Exception {
         ProxyConfig c = options.config();
+        // First of all: a second daemon in this network namespace must stop here, before it writes anything.
+        closeables.add(NetnsLock.acquire(options.netns()));
         if (c.healthzBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start(c.healthzBindAddress(), this::healthRoute));
         }

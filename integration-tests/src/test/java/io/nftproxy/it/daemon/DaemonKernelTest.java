@@ -96,6 +96,30 @@ class DaemonKernelTest {
     }
 
     @Test
+    void aSecondDaemonInTheSameNetworkNamespaceRefusesToStart() throws Exception {
+        String before = ns.listTableText(IpFamily.IPV4);
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = "k8s-node-2";
+        b.manifests = dir;
+        b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        ProxyConfig config = b.build().validate();
+        NodeSettings node = new NodeSettings("k8s-node-2", List.of(), List.of(), config.nodePortAddresses(), false, 14);
+        OwnProcesses own = OwnProcesses.thisProcess();
+        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
+        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, node, ns.name(), true,
+                io.nftproxy.render.TableLayout.DEFAULT), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+            io.nftproxy.netlink.lock.NetnsLock.HeldException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.nftproxy.netlink.lock.NetnsLock.HeldException.class,
+                    () -> second.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50))));
+            assertTrue(e.getMessage().contains("pid " + ProcessHandle.current().pid()), e.getMessage());
+            assertTrue(second.serverAddresses().isEmpty(), "no server was started");
+        }
+        Thread.sleep(500);
+        assertEquals(before, ns.listTableText(IpFamily.IPV4), "the first daemon's table is untouched");
+    }
+
+    @Test
     void tamperingIsRepairedWithinASecond() throws Exception {
         repaired("delete table", () -> ok("delete", "table", "ip", "kube-proxy"), this::helloIntact);
         repaired("flush chain", () -> ok("flush", "chain", "ip", "kube-proxy", HELLO), this::helloIntact);
