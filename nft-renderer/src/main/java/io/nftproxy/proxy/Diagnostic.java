@@ -12,6 +12,6 @@ public record Diagnostic(String kind, String object, String field, String reason
 
     @Override public String toString() {
         return (kept ? "accepted" : "skipped") + " kind=" + kind + " object=" + InvalidInputException.printable(object) + " field=" + field
-                + " reason=" + InvalidInputException.printable(reason);
+                + " reason=" + InvalidInputException.quoted(reason);
     }
 }
