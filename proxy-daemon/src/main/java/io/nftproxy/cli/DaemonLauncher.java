@@ -94,7 +94,9 @@ final class DaemonLauncher {
             Thread.currentThread().interrupt();
             return ExitCodes.OK;
         } catch (Exception e) {
-            err.println("nftproxy: cannot start: " + e);
+            // Our own start errors (a bind, the namespace lock) say what and where in their message; the class
+            // name would only hide it.
+            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {

@@ -140,10 +140,10 @@ public final class ProxyDaemon implements AutoCloseable {
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
         closeables.add(NetnsLock.acquire(options.netns()));
         if (c.healthzBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start(c.healthzBindAddress(), this::healthRoute));
+            closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), this::healthRoute));
         }
         if (c.metricsBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start(c.metricsBindAddress(), this::metricsRoute));
+            closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), this::metricsRoute));
         }
         runner = SyncRunner.onOwnThread("sync", new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
                 Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce);

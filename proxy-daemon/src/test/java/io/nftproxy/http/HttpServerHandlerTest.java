@@ -56,12 +56,28 @@ class HttpServerHandlerTest {
 
     @Test
     void servesOverARealLoopbackSocket() throws Exception {
-        try (HttpServer s = HttpServer.start(new InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
+        try (HttpServer s = HttpServer.start("test server", new InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
             HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.address().getPort() + "/proxyMode"))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode());
             assertEquals("nftables", r.body());
         }
+    }
+
+    @Test
+    void aBindFailureNamesTheServerTheAddressAndTheCause() throws Exception {
+        try (HttpServer first = HttpServer.start("test server", new java.net.InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
+            int port = first.address().getPort();
+            java.net.BindException inUse = org.junit.jupiter.api.Assertions.assertThrows(java.net.BindException.class,
+                    () -> HttpServer.start("healthz server", new java.net.InetSocketAddress("127.0.0.1", port), HttpServerHandlerTest::route));
+            assertEquals("cannot bind the healthz server to 127.0.0.1:" + port + ": address already in use (EADDRINUSE)",
+                    inUse.getMessage());
+        }
+        // A documentation address no interface here has.
+        java.net.BindException notLocal = org.junit.jupiter.api.Assertions.assertThrows(java.net.BindException.class,
+                () -> HttpServer.start("metrics server", new java.net.InetSocketAddress("192.0.2.1", 10249), HttpServerHandlerTest::route));
+        assertEquals("cannot bind the metrics server to 192.0.2.1:10249: not an address of this host (EADDRNOTAVAIL)",
+                notLocal.getMessage());
     }
 }
