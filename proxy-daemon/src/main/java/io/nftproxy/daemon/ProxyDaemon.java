@@ -86,6 +86,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
     private final ConntrackCleaner conntrack = new ConntrackCleaner();
+    private final TamperBackoff tamper = new TamperBackoff();
     private final Map<IpFamily, StaleFlowFilter> lastUdp = new EnumMap<>(IpFamily.class);
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
@@ -115,6 +116,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.metrics = new ProxyMetrics(registry, true);
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
+        health.unhealthyWhile(tamper::unhealthyCause);
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
         this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
                 ownPorts(c));
@@ -152,6 +154,10 @@ public final class ProxyDaemon implements AutoCloseable {
         closeables.add(mb.start(new TableChangeListener() {
             @Override public void onTableChange(TableChange change) {
                 if (!change.requiresResync()) return;
+                if (change.origin() == TableChange.Origin.FOREIGN) {
+                    repairForeignChange(change);
+                    return;
+                }
                 LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
                         change.origin(), change.pid(), change.process(), change.detail());
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
@@ -177,6 +183,17 @@ public final class ProxyDaemon implements AutoCloseable {
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
+    }
+
+    /** Repairs another process's change now, or later when it keeps changing the table (see TamperBackoff). */
+    private void repairForeignChange(TableChange change) {
+        TamperBackoff.Decision d = tamper.onForeignChange(clock.instant(),
+                "pid=" + change.pid() + " process=" + change.process());
+        if (d.warning() != null) LOG.warn("{} families={} messages={}", d.warning(), change.families(), change.messages());
+        if (d.delay() == null) return;
+        for (IpFamily f : change.families()) metrics.tamperResync(f);
+        if (d.delay().isZero()) runner.requestFullSync();
+        else later.schedule(runner::requestFullSync, d.delay().toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** Waits for the first successful sync; true when it happened within the timeout. */
