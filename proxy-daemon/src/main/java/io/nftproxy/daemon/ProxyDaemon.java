@@ -158,8 +158,10 @@ public final class ProxyDaemon implements AutoCloseable {
                     repairForeignChange(change);
                     return;
                 }
-                LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
-                        change.origin(), change.pid(), change.process(), change.detail());
+                // Lost notifications (a big sync of our own can overrun the monitor's socket) say nothing about
+                // who changed what: say that, rather than blame someone else.
+                LOG.warn("nftables monitor lost track of changes to our tables ({}); cannot tell whose they were: full resync now",
+                        change.detail());
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
                 runner.requestFullSync();
             }

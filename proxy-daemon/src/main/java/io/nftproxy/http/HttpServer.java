@@ -39,9 +39,15 @@ public final class HttpServer implements AutoCloseable {
      */
     public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes)
             throws InterruptedException, BindException {
+        return start(name, address, routes, ConnectionLimit.DEFAULT_MAX);
+    }
+
+    /** As {@link #start(String, InetSocketAddress, Function)}, with at most {@code maxConnections} open at once. */
+    public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes,
+                                   int maxConnections) throws InterruptedException, BindException {
         try {
             Channel ch = new ServerBootstrap().group(GROUP).channel(serverChannel())
-                    .childHandler(new HttpServerInitializer(routes))
+                    .childHandler(new HttpServerInitializer(routes, new ConnectionLimit(maxConnections)))
                     .bind(address).sync().channel();
             return new HttpServer(ch);
         } catch (InterruptedException e) {
