@@ -181,6 +181,8 @@ public final class ServiceClaims {
     private static Set<Port> ports(ServiceObject svc) {
         Set<Port> out = new HashSet<>();
         if (ProxyStateBuilder.ignoredByLabel(svc.meta().labels()) || "ExternalName".equals(svc.type())) return out;
+        // A Service without a usable ClusterIP programs nothing (headless, or skipped as invalid): it holds no port.
+        if (clusterIPs(svc).isEmpty()) return out;
         for (ServiceObject.PortSpec p : svc.ports()) {
             if (p.nodePort() == null || p.nodePort() < 1 || p.nodePort() > 65535) continue;
             try {

@@ -121,6 +121,14 @@ class ServiceClaimsTest {
     }
 
     @Test
+    void aServiceThatProgramsNothingHoldsNoPort() {
+        ProxyState st = state(nodePortSvc("old", "None", "TCP", 30050, "2024-01-01T00:00:00Z"),
+                nodePortSvc("broken", "300.0.0.1", "TCP", 30050, "2024-01-01T00:00:00Z"),
+                nodePortSvc("young", "172.30.0.2", "TCP", 30050, "2025-01-01T00:00:00Z"));
+        assertEquals(30050, st.servicePorts().get(YOUNG).nodePort());
+    }
+
+    @Test
     void putReportsTheServicesWhoseOutcomeChanged() {
         ServiceClaims claims = ServiceClaims.none();
         ServiceObject old = nodePortSvc("old", "172.30.0.1", "TCP", 30050, "2024-01-01T00:00:00Z");
