@@ -106,6 +106,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private boolean conntrackPending = true;
     private SyncRunner runner;
     private List<String> lastWaitingFor = List.of();
+    private List<io.nftproxy.proxy.Diagnostic> lastNodeDiagnostics = List.of();
 
     public ProxyDaemon(Options options, NftClient client, OwnProcesses own, SdNotify notify, Clock clock) {
         this.options = options;
@@ -238,6 +239,16 @@ public final class ProxyDaemon implements AutoCloseable {
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
         NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
+        if (!node.diagnostics().equals(lastNodeDiagnostics)) {
+            // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
+            for (var d : node.diagnostics()) {
+                if (!lastNodeDiagnostics.contains(d)) {
+                    LOG.warn("{}", d);
+                    metrics.invalidObject(d.kind(), d.field());
+                }
+            }
+            lastNodeDiagnostics = node.diagnostics();
+        }
         if (request.full()) proxySync.forceFullSync();
         List<Instant> triggers = store.drainTriggerTimes();
         // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
