@@ -18,7 +18,7 @@ import java.util.TreeSet;
  * externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's address intercepts traffic
  * meant for that Service or node (CVE-2020-8554, which kube-proxy accepts silently; we accept it loudly).
  *
- * <p>Which Service holds each node port. A nodePort (per protocol) or a healthCheckNodePort claimed by two Services
+ * <p>Node ports: a nodePort (per protocol) or a healthCheckNodePort claimed by two Services
  * goes to the older one (creation timestamp, then {@code namespace/name}), whatever order the objects arrive in: the
  * API server never hands out one port twice, but a manifest directory or a restored backup can, and a silent last
  * writer would take a port from a Service that had it. A port the daemon itself listens on (TCP) is never given to a
