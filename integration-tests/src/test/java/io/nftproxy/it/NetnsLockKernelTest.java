@@ -43,4 +43,18 @@ class NetnsLockKernelTest {
             NetnsLock.acquire(a.name()).close();
         }
     }
+
+    @Test
+    void nftproxyRunBesideAHolderExitsWithOneLineNamingIt() throws Exception {
+        try (KernelNamespace a = KernelNamespace.create("lockrun"); NetnsLock held = NetnsLock.acquire(a.name())) {
+            CliRun r = CliRun.of("run", "--manifests", "../examples", "--hostname-override", "k8s-node-1",
+                    "--healthz-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0", "--netns", a.name());
+            assertEquals(io.nftproxy.cli.ExitCodes.INPUT_UNREADABLE, r.exit(), r.err());
+            String line = r.err().lines().filter(l -> l.startsWith("nftproxy: cannot start: ")).findFirst().orElse(r.err());
+            assertTrue(line.startsWith("nftproxy: cannot start: another nftproxy already writes the tables of this network namespace (pid "
+                    + ProcessHandle.current().pid()), line);
+            assertTrue(!line.contains("Exception"), line);
+            assertEquals("", a.nftOut("list", "ruleset").strip(), "nothing was written");
+        }
+    }
 }
