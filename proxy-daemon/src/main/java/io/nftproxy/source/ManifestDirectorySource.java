@@ -154,8 +154,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
         Path parent = dir.toAbsolutePath().getParent();
         if (parent == null) return;
         try {
-            parentKey = parent.register(watcher, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE,
-                    StandardWatchEventKinds.ENTRY_MODIFY);
+            // Creation and deletion (a rename in or out is one too) are all a recreated directory makes here.
+            parentKey = parent.register(watcher, StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_DELETE);
         } catch (IOException e) {
             LOG.debug("cannot watch the manifest directory's parent dir={} error={}; the rescan finds a recreated directory",
                     parent, e.toString());
@@ -181,11 +181,8 @@ public final class ManifestDirectorySource implements AutoCloseable {
                     if (!changedSinceLastRead()) continue;
                     LOG.debug("manifest rescan found changes dir={}", dir);
                 } else {
-                    boolean relevant = drain(key);
-                    // Settle: keep draining until the directory has been quiet for the settle time.
-                    WatchKey more;
-                    while ((more = watcher.poll(settle.toMillis(), TimeUnit.MILLISECONDS)) != null) relevant |= drain(more);
-                    if (!relevant) continue;
+                    if (!drain(key)) continue;
+                    settle();
                 }
                 registerAll();
                 reload();
@@ -200,6 +197,19 @@ public final class ManifestDirectorySource implements AutoCloseable {
                 }
                 lastFailure = failure;
             }
+        }
+    }
+
+    /**
+     * Keeps draining until the directory has been quiet for the settle time. Only the directory's own events count:
+     * a busy parent (/tmp, say) would otherwise keep the settle going for ever.
+     */
+    private void settle() throws InterruptedException {
+        long deadline = System.nanoTime() + settle.toNanos();
+        for (long left = settle.toNanos(); left > 0; left = deadline - System.nanoTime()) {
+            WatchKey more = watcher.poll(left, TimeUnit.NANOSECONDS);
+            if (more == null) return;
+            if (drain(more)) deadline = System.nanoTime() + settle.toNanos();
         }
     }
 

@@ -129,4 +129,33 @@ class ManifestDirectorySourceTest {
             await().atMost(Duration.ofSeconds(10)).until(() -> clusterIPs(store).isEmpty());
         }
     }
+
+    @Test
+    void aBusyParentDirectoryDoesNotHoldChangesBack(@TempDir Path parent) throws Exception {
+        Path dir = Files.createDirectory(parent.resolve("manifests"));
+        Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
+        ClusterStore store = new ClusterStore();
+        java.util.concurrent.atomic.AtomicBoolean busy = new java.util.concurrent.atomic.AtomicBoolean(true);
+        // Siblings come and go every 10 ms, as in /tmp: far more often than the 50 ms settle time.
+        Thread noise = new Thread(() -> {
+            for (int i = 0; i < 1000 && busy.get(); i++) {
+                try {
+                    Path f = parent.resolve("sibling-" + (i % 5));
+                    if (Files.exists(f)) Files.delete(f);
+                    else Files.writeString(f, "x");
+                    Thread.sleep(10);
+                } catch (Exception e) {
+                    return;
+                }
+            }
+        });
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+            noise.start();
+            Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.2"));
+            await().atMost(Duration.ofSeconds(3)).until(() -> clusterIPs(store).equals(List.of("a=172.30.0.2")));
+        } finally {
+            busy.set(false);
+            noise.join(5000);
+        }
+    }
 }
