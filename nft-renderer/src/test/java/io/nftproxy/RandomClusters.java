@@ -67,6 +67,8 @@ public final class RandomClusters {
         int ports = 1 + rnd.nextInt(3);
         for (int p = 0; p < ports; p++) {
             Integer nodePort = type.equals("ClusterIP") ? null : 30000 + (idx * 3 + p) % 2000;
+            // Now and then a port another Service may hold too: the walk must resolve claims as a full render does.
+            if (nodePort != null && rnd.nextInt(6) == 0) nodePort = 31000 + rnd.nextInt(3);
             s.port("p" + p, pick(List.of("TCP", "TCP", "UDP", "SCTP")), 80 + p, nodePort);
         }
         if (rnd.nextInt(5) == 0) s.externalIP("192.0.2." + (idx % 250 + 1));
@@ -78,6 +80,8 @@ public final class RandomClusters {
         if (rnd.nextInt(4) == 0) s.clientIPAffinity(pick(List.of(60, 600, 10800)));
         if (rnd.nextInt(4) == 0) s.internalLocal();
         if (!type.equals("ClusterIP") && rnd.nextInt(3) == 0) s.externalLocal();
+        if (type.equals("LoadBalancer")) s.healthCheckNodePort(31000 + rnd.nextInt(4));
+        if (rnd.nextBoolean()) s.created("2025-01-0" + (1 + rnd.nextInt(3)) + "T00:00:00Z");
         return s.build();
     }
 

@@ -73,6 +73,7 @@ public final class TestClusters {
         private Integer affinityTimeout;
         private String etp, itp;
         private Integer hcnp;
+        private String created;
         private final Map<String, String> labels = new HashMap<>();
 
         Svc(String ns, String name) { this.ns = ns; this.name = name; }
@@ -104,9 +105,10 @@ public final class TestClusters {
         public Svc internalLocal() { itp = "Local"; return this; }
         public Svc healthCheckNodePort(int p) { hcnp = p; return this; }
         public Svc label(String k, String v) { labels.put(k, v); return this; }
+        public Svc created(String rfc3339) { created = rfc3339; return this; }
 
         public ServiceObject build() {
-            return new ServiceObject(new ObjectMeta(ns, name, labels, Map.of(), false), type, clusterIP, clusterIPs,
+            return new ServiceObject(new ObjectMeta(ns, name, labels, Map.of(), false, created), type, clusterIP, clusterIPs,
                     families, ports, externalIPs, ingress, ranges, affinity, affinityTimeout, etp, itp, hcnp, null);
         }
     }

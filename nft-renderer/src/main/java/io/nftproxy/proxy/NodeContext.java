@@ -49,6 +49,12 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
                 .distinct().sorted().toList();
     }
 
+    /** Every address of this node, declared or on an interface, without loopback: what no Service may pose as. */
+    public List<IpAddress> ownAddresses() {
+        return java.util.stream.Stream.concat(nodeIPs.stream(), localAddresses.stream())
+                .filter(a -> !a.isLoopback()).distinct().sorted().toList();
+    }
+
     public NodeContext withZone(String newZone) {
         return new NodeContext(nodeName, newZone, nodeIPs, clusterCidrs, nodePortAddresses, localAddresses,
                 masqueradeAll, masqueradeBit, preferSameNodeEnabled);

@@ -29,15 +29,22 @@ public final class ProxyStateBuilder {
 
     private final IpFamily family;
     private final String nodeName;
+    private final ServiceClaims claims;
     private final List<Diagnostic> diagnostics = new ArrayList<>();
 
-    private ProxyStateBuilder(IpFamily family, String nodeName) {
+    private ProxyStateBuilder(IpFamily family, String nodeName, ServiceClaims claims) {
         this.family = family;
         this.nodeName = nodeName;
+        this.claims = claims;
     }
 
     public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName) {
-        return new ProxyStateBuilder(family, nodeName).run(snapshot);
+        return build(snapshot, family, nodeName, ServiceClaims.of(snapshot.services(), Map.of(), List.of()));
+    }
+
+    /** {@link #build} with node ports given out by {@code claims}, which must hold the snapshot's Services. */
+    public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName, ServiceClaims claims) {
+        return new ProxyStateBuilder(family, nodeName, claims).run(snapshot);
     }
 
     /** True for Services and slices the proxy must ignore by label, as kube-proxy's informer selector does. */
@@ -52,9 +59,14 @@ public final class ProxyStateBuilder {
      * every Service's state and the ServiceCIDRs of {@code build} over no services is {@code build}'s state.
      */
     public static ServiceState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
-                                            IpFamily family, String nodeName) {
-        ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName);
+                                            IpFamily family, String nodeName, ServiceClaims claims) {
+        ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName, claims);
         return new ServiceState(family, b.servicePorts(services), b.mergeSlices(slices), b.diagnostics);
+    }
+
+    /** True for a Service kube-proxy serves a health-check NodePort for: an eTP=Local LoadBalancer. */
+    public static boolean usesHealthCheckNodePort(ServiceObject svc) {
+        return "LoadBalancer".equals(svc.type()) && "Local".equals(svc.externalTrafficPolicy());
     }
 
     /** The Service an object belongs to for {@link #buildService}: {@code namespace/name} as the API spells it. */
@@ -148,6 +160,11 @@ public final class ProxyStateBuilder {
                 && svc.healthCheckNodePort() != 0) {
             try {
                 hcnp = Names.port(svc.healthCheckNodePort(), "spec.healthCheckNodePort");
+                String lost = claims.lostTo(key, Protocol.TCP, hcnp);
+                if (lost != null) {
+                    skip("Service", key, "spec.healthCheckNodePort", lost);
+                    hcnp = 0;
+                }
             } catch (InvalidInputException e) {
                 skip("Service", key, e.field(), e.getMessage());
             }
@@ -165,6 +182,12 @@ public final class ProxyStateBuilder {
                 if (!seen.add(spn)) {
                     skip("Service", key, "spec.ports", "duplicate port " + spn.elementComment() + " " + proto + "; first kept");
                     continue;
+                }
+                String lost = nodePort == 0 ? null : claims.lostTo(key, proto, nodePort);
+                if (lost != null) {
+                    // The service port itself still works inside the cluster; only the node port is withheld.
+                    skip("Service", key, "spec.ports.nodePort", "nodePort of " + spn.elementComment() + ": " + lost);
+                    nodePort = 0;
                 }
                 out.add(new ServicePort(spn, family, clusterIP, port, nodePort, externalIPs, lbIPs, ranges, affinity,
                         iLocal, eLocal, hcnp, p.targetPort()));
@@ -200,7 +223,11 @@ public final class ProxyStateBuilder {
             try {
                 IpAddress a = address(t, field);
                 if (a.isUnspecified() || a.isLoopback()) throw new InvalidInputException(field, t, "a routable unicast address");
-                if (a.family() == family && !out.contains(a)) out.add(a);
+                if (a.family() == family && !out.contains(a)) {
+                    out.add(a);
+                    String overlap = claims.overlap(key, a);
+                    if (overlap != null) diagnostics.add(new Diagnostic("Service", key, field, overlap, true));
+                }
             } catch (InvalidInputException e) {
                 skip("Service", key, field, e.getMessage());
             }

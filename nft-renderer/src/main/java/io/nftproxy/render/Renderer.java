@@ -12,6 +12,7 @@ import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.proxy.ServiceClaims;
 import io.nftproxy.proxy.ServicePort;
 
 import java.util.ArrayList;
@@ -65,8 +66,9 @@ public final class Renderer {
         Map<IpFamily, Table> tables = new EnumMap<>(IpFamily.class);
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
         List<Diagnostic> diags = new ArrayList<>();
+        ServiceClaims claims = ServiceClaims.of(snapshot.services(), java.util.Map.of(), node.ownAddresses());
         for (IpFamily f : IpFamily.values()) {
-            ProxyState state = ProxyStateBuilder.build(snapshot, f, node.nodeName());
+            ProxyState state = ProxyStateBuilder.build(snapshot, f, node.nodeName(), claims);
             states.put(f, state);
             // Family-independent objects (bad names, say) are reported once, from the IPv4 pass.
             for (Diagnostic d : state.diagnostics()) if (!diags.contains(d)) diags.add(d);

@@ -45,13 +45,33 @@ public final class CleanupCommand implements Callable<Integer> {
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
     String netns;
 
+    private final RunCommand.ClientFactory clients;
+
+    public CleanupCommand() { this(RunCommand.KERNEL); }
+
+    /** With the nft client opened by {@code clients}: tests hand in one whose nft is missing. */
+    public CleanupCommand(RunCommand.ClientFactory clients) { this.clients = clients; }
+
     @Override public Integer call() { return FlushedOutput.run(spec, this::cleanup); }
 
     /** Also {@code run --cleanup}, kube-proxy's spelling. */
     int cleanup(PrintWriter out, PrintWriter err) {
-        NftClients.Selection selection = RunCommand.openOrExplain(RunCommand.KERNEL, nftMode, netns, err);
+        NftClients.Selection selection = RunCommand.openOrExplain(clients, nftMode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {
+            // Exec mode opens without running nft: find out now whether it runs at all, so that a missing nft is
+            // "unavailable" (3), as documented, not a refused transaction (5).
+            try {
+                client.capabilities();
+            } catch (NftException e) {
+                if (e.isPermission()) {
+                    err.println("nftproxy: permission denied: nftables needs CAP_NET_ADMIN in this network namespace ("
+                            + e.getMessage() + ")");
+                    return ExitCodes.PERMISSION_DENIED;
+                }
+                err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
+                return ExitCodes.NFT_UNAVAILABLE;
+            }
             for (IpFamily f : IpFamily.values()) {
                 String table = "table " + f.nftFamily() + " " + DesiredTable.TABLE_NAME;
                 try {

@@ -46,7 +46,11 @@ final class DaemonLauncher {
             NftClients.Selection sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
             client = sel.client();
             LOG.info("{}", sel.reason());
-            client.capabilities();
+            try (LongWait w = LongWait.warnAfter(Duration.ofSeconds(5), "nft has not answered the start-up probe for 5 s ("
+                    + client.describe() + "); still waiting, up to the nft timeout; the health server starts after it",
+                    LOG::warn)) {
+                client.capabilities();
+            }
         } catch (NftException e) {
             err.println("nftproxy: nft unavailable: " + e.getMessage());
             return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
@@ -84,7 +88,9 @@ final class DaemonLauncher {
             Thread.currentThread().interrupt();
             return ExitCodes.OK;
         } catch (Exception e) {
-            err.println("nftproxy: cannot start: " + e);
+            // Our own start errors (a bind, the namespace lock) say what and where in their message; the class
+            // name would only hide it.
+            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {

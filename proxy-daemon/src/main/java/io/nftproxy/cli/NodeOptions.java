@@ -212,6 +212,9 @@ public final class NodeOptions {
         if (masqueradeBit < 0 || masqueradeBit > 31) {
             throw usage("--masquerade-bit", String.valueOf(masqueradeBit), "an integer 0..31");
         }
+        for (IpAddress ip : nodeIPs) {
+            if (!NodeSettings.usableNodeIP(ip)) throw usage("--node-ip", ip.toString(), NodeSettings.NODE_IP_ALLOWED);
+        }
         for (IpFamily f : IpFamily.values()) {
             if (nodeIPs.stream().filter(a -> a.family() == f).count() > 1) {
                 throw usage("--node-ip", joined(nodeIPs), "at most one address per family");

@@ -3,6 +3,7 @@ package io.nftproxy.daemon;
 import io.nftproxy.conntrack.CleanupReport;
 import io.nftproxy.conntrack.ConntrackCleaner;
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.lock.NetnsLock;
 import io.nftproxy.netlink.monitor.NftablesMonitor;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChangeListener;
@@ -23,6 +24,9 @@ import java.util.function.Consumer;
  * namespace in kernel tests (every call then runs on a thread that joined it); anything a unit test likes.
  */
 public interface NodeNetwork {
+    /** Makes this process the only nftproxy writing this network's tables; a second one fails here, naming the first. */
+    AutoCloseable lock() throws Exception;
+
     /** The addresses configured on the node's interfaces. */
     List<IpAddress> interfaceAddresses() throws Exception;
 
@@ -53,6 +57,8 @@ public interface NodeNetwork {
         private final ConntrackCleaner conntrack = new ConntrackCleaner();
 
         private Namespace(String name) { this.name = name; }
+
+        @Override public AutoCloseable lock() throws Exception { return NetnsLock.acquire(name); }
 
         @Override public List<IpAddress> interfaceAddresses() throws Exception {
             return call(AddressDump::dump).stream().map(InterfaceAddress::address).distinct().toList();

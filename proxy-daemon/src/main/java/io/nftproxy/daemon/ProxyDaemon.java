@@ -80,6 +80,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private final ProxyHealth health;
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
+    private final TamperBackoff tamper = new TamperBackoff();
     private final Map<IpFamily, StaleFlowFilter> lastUdp = new EnumMap<>(IpFamily.class);
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
@@ -93,6 +94,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private boolean conntrackPending = true;
     private SyncRunner runner;
     private List<String> lastWaitingFor = List.of();
+    private List<io.nftproxy.proxy.Diagnostic> lastNodeDiagnostics = List.of();
 
     private final SyncRunner.Scheduler scheduler;
 
@@ -114,8 +116,18 @@ public final class ProxyDaemon implements AutoCloseable {
                 () -> store.changeCounts().endpointSliceEvents(), () -> store.changeCounts().endpointSliceChangesPending());
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
+        health.unhealthyWhile(tamper::unhealthyCause);
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod());
+        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
+                ownPorts(c));
+    }
+
+    /** The TCP ports our own servers listen on: a Service given one as its node port would take it from them. */
+    private static Map<Integer, String> ownPorts(ProxyConfig c) {
+        Map<Integer, String> out = new java.util.HashMap<>();
+        if (c.metricsBindAddress().getPort() != 0) out.put(c.metricsBindAddress().getPort(), "metrics server");
+        if (c.healthzBindAddress().getPort() != 0) out.put(c.healthzBindAddress().getPort(), "healthz server");
+        return out;
     }
 
     public ClusterStore store() { return store; }
@@ -127,11 +139,13 @@ public final class ProxyDaemon implements AutoCloseable {
     /** Starts servers, the monitor, the sync loop and then the source; returns at once. */
     public void start(SourceStarter source) throws Exception {
         ProxyConfig c = options.config();
+        // First of all: a second daemon in this network namespace must stop here, before it writes anything.
+        closeables.add(options.network().lock());
         if (c.healthzBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start(c.healthzBindAddress(), this::healthRoute));
+            closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), this::healthRoute));
         }
         if (c.metricsBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start(c.metricsBindAddress(), this::metricsRoute));
+            closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), this::metricsRoute));
         }
         runner = new SyncRunner(new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
                 Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce, scheduler);
@@ -139,8 +153,14 @@ public final class ProxyDaemon implements AutoCloseable {
         closeables.add(network.monitorTables(own, new TableChangeListener() {
             @Override public void onTableChange(TableChange change) {
                 if (!change.requiresResync()) return;
-                LOG.warn("table changed by someone else origin={} pid={} process={} detail={}; full resync now",
-                        change.origin(), change.pid(), change.process(), change.detail());
+                if (change.origin() == TableChange.Origin.FOREIGN) {
+                    repairForeignChange(change);
+                    return;
+                }
+                // Lost notifications (a big sync of our own can overrun the monitor's socket) say nothing about
+                // who changed what: say that, rather than blame someone else.
+                LOG.warn("nftables monitor lost track of changes to our tables ({}); cannot tell whose they were: full resync now",
+                        change.detail());
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
                 proxySync.requestReadBack();
                 runner.requestSync();
@@ -166,6 +186,21 @@ public final class ProxyDaemon implements AutoCloseable {
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
+    }
+
+    /** Repairs another process's change now, or later when it keeps changing the table (see TamperBackoff). */
+    private void repairForeignChange(TableChange change) {
+        TamperBackoff.Decision d = tamper.onForeignChange(clock.instant(),
+                "pid=" + change.pid() + " process=" + change.process());
+        if (d.warning() != null) LOG.warn("{} families={} messages={}", d.warning(), change.families(), change.messages());
+        if (d.delay() == null) return;
+        for (IpFamily f : change.families()) metrics.tamperResync(f);
+        Runnable repair = () -> {
+            proxySync.requestReadBack();
+            runner.requestSync();
+        };
+        if (d.delay().isZero()) repair.run();
+        else scheduler.schedule(repair, d.delay().toNanos());
     }
 
     /** Waits for the first successful sync; true when it happened within the timeout. */
@@ -208,6 +243,16 @@ public final class ProxyDaemon implements AutoCloseable {
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
         NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
+        if (!node.diagnostics().equals(lastNodeDiagnostics)) {
+            // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
+            for (var d : node.diagnostics()) {
+                if (!lastNodeDiagnostics.contains(d)) {
+                    LOG.warn("{}", d);
+                    metrics.invalidObject(d.kind(), d.field());
+                }
+            }
+            lastNodeDiagnostics = node.diagnostics();
+        }
         List<Instant> triggers = store.drainTriggerTimes();
         // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
         ServiceChanges changes = store.drainChanges();

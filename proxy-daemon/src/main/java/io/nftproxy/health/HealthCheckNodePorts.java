@@ -49,13 +49,15 @@ public final class HealthCheckNodePorts implements AutoCloseable {
             String svc = e.getValue();
             List<HttpServer> opened = new ArrayList<>();
             try {
-                for (InetAddress a : listen) opened.add(HttpServer.start(new InetSocketAddress(a, e.getKey()), path -> respond(svc)));
+                for (InetAddress a : listen) opened.add(HttpServer.start("health check nodeport of " + svc,
+                        new InetSocketAddress(a, e.getKey()), path -> respond(svc)));
                 servers.put(e.getKey(), opened);
                 owner.put(e.getKey(), svc);
                 LOG.info("health check nodeport opened port={} service={}", e.getKey(), svc);
             } catch (Exception ex) {
                 opened.forEach(HttpServer::close);
-                LOG.warn("health check nodeport failed port={} service={} error={}", e.getKey(), svc, ex.toString());
+                LOG.warn("health check nodeport failed port={} service={} error={}", e.getKey(), svc,
+                        ex instanceof java.net.BindException ? ex.getMessage() : ex.toString());
             }
         }
     }

@@ -32,7 +32,9 @@ public final class HealthResponses {
         StringBuilder b = new StringBuilder("{");
         b.append("\"lastUpdated\": ").append(time(last)).append(", \"currentTime\": ").append(time(s.currentTime()));
         if (withNode) b.append(", \"nodeEligible\": ").append(s.eligible());
-        b.append(", \"healthy\": ").append(s.healthy()).append(", \"status\": {");
+        b.append(", \"healthy\": ").append(s.healthy());
+        if (s.cause() != null) b.append(", \"cause\": ").append(jsonString(s.cause()));
+        b.append(", \"status\": {");
         boolean first = true;
         for (Map.Entry<IpFamily, ProxyHealth.FamilyStatus> e : s.families().entrySet()) {
             if (!first) b.append(", ");
@@ -41,6 +43,17 @@ public final class HealthResponses {
                     .append(", \"healthy\": ").append(e.getValue().healthy()).append('}');
         }
         return b.append("}}").toString();
+    }
+
+    /** Our own text, but it names another process's command line: escape what JSON needs escaped. */
+    private static String jsonString(String t) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : t.toCharArray()) {
+            if (c == '"' || c == '\\') b.append('\\').append(c);
+            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+            else b.append(c);
+        }
+        return b.append('"').toString();
     }
 
     private static String time(Instant t) { return t == null ? "null" : "\"" + t + "\""; }

@@ -24,6 +24,7 @@ public final class ProxyHealth {
     private final Map<IpFamily, Instant> oldestPending = new EnumMap<>(IpFamily.class);
     private final Set<IpFamily> families;
     private Boolean nodeEligible;
+    private java.util.function.Function<Instant, String> unhealthyCause = now -> null;
 
     public ProxyHealth(Clock clock, Duration timeout, Set<IpFamily> families) {
         this.clock = clock;
@@ -48,12 +49,23 @@ public final class ProxyHealth {
         nodeEligible = n != null && !n.meta().deleting() && !n.taintKeys().contains(NodeObject.TO_BE_DELETED_TAINT);
     }
 
+    /**
+     * An extra condition, derived at each response: while {@code cause} gives a text for the current time the
+     * proxy is unhealthy and says why (another process rewriting our tables, say).
+     */
+    public synchronized void unhealthyWhile(java.util.function.Function<Instant, String> cause) {
+        this.unhealthyCause = java.util.Objects.requireNonNull(cause);
+    }
+
     /** Health of one family. */
     public record FamilyStatus(Instant lastUpdated, boolean healthy) {}
 
-    /** A consistent view for one response. {@code nodeEligible} is null until the Node object was seen. */
+    /**
+     * A consistent view for one response. {@code nodeEligible} is null until the Node object was seen; {@code cause}
+     * says why the proxy is unhealthy beyond its families' sync times, or is null.
+     */
     public record Status(Instant currentTime, Instant lastUpdated, boolean healthy, Map<IpFamily, FamilyStatus> families,
-                         Boolean nodeEligible) {
+                         Boolean nodeEligible, String cause) {
         public boolean eligible() { return Boolean.TRUE.equals(nodeEligible); }
     }
 
@@ -71,6 +83,7 @@ public final class ProxyHealth {
             all &= ok;
             if (last != null && (newest == null || last.isAfter(newest))) newest = last;
         }
-        return new Status(now, newest, all, per, nodeEligible);
+        String cause = unhealthyCause.apply(now);
+        return new Status(now, newest, all && cause == null, per, nodeEligible, cause);
     }
 }

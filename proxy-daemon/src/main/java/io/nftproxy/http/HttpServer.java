@@ -12,6 +12,7 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -29,12 +30,51 @@ public final class HttpServer implements AutoCloseable {
         this.channel = channel;
     }
 
-    /** Binds and starts serving; throws when the address cannot be bound (in use, not local, no permission). */
-    public static HttpServer start(InetSocketAddress address, Function<String, Response> routes) throws InterruptedException {
-        Channel ch = new ServerBootstrap().group(GROUP).channel(serverChannel())
-                .childHandler(new HttpServerInitializer(routes))
-                .bind(address).sync().channel();
-        return new HttpServer(ch);
+    /**
+     * Binds and starts serving.
+     *
+     * @param name what the server is, for the error: "healthz server", "health check nodeport of ns/name"
+     * @throws BindException when the address cannot be bound (in use, not local, no permission); the message names
+     *                       the server, the address and the cause
+     */
+    public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes)
+            throws InterruptedException, BindException {
+        return start(name, address, routes, ConnectionLimit.DEFAULT_MAX);
+    }
+
+    /** As {@link #start(String, InetSocketAddress, Function)}, with at most {@code maxConnections} open at once. */
+    public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes,
+                                   int maxConnections) throws InterruptedException, BindException {
+        try {
+            Channel ch = new ServerBootstrap().group(GROUP).channel(serverChannel())
+                    .childHandler(new HttpServerInitializer(routes, new ConnectionLimit(maxConnections)))
+                    .bind(address).sync().channel();
+            return new HttpServer(ch);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (Exception e) {
+            // Netty's native errors say only "bind(..) failed with error(-99)": name the server and the address.
+            BindException b = new BindException("cannot bind the " + name + " to " + hostPort(address) + ": "
+                    + bindCause(e));
+            b.initCause(e);
+            throw b;
+        }
+    }
+
+    private static String hostPort(InetSocketAddress a) {
+        String host = a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+    }
+
+    /** The errno's meaning where Netty gives only its number. */
+    private static String bindCause(Exception e) {
+        String m = String.valueOf(e.getMessage());
+        if (m.contains("error(-98)") || m.contains("Address already in use")) return "address already in use (EADDRINUSE)";
+        if (m.contains("error(-99)") || m.contains("Cannot assign requested address")) {
+            return "not an address of this host (EADDRNOTAVAIL)";
+        }
+        if (m.contains("error(-13)") || m.contains("Permission denied")) return "permission denied (EACCES)";
+        return m;
     }
 
     public InetSocketAddress address() { return (InetSocketAddress) channel.localAddress(); }

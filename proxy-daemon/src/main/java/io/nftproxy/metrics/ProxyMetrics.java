@@ -78,7 +78,7 @@ public final class ProxyMetrics {
         livez = Counter.builder().name("kubeproxy_proxy_livez_total").help("/livez responses by code")
                 .labelNames("code").register(registry);
         invalidObjects = Counter.builder().name("nftproxy_invalid_objects_total")
-                .help("API objects or parts of them skipped by validation").labelNames("kind", "field").register(registry);
+                .help("API objects or parts of them skipped by validation, or kept with a warning (an externalIP that is another Service's ClusterIP)").labelNames("kind", "field").register(registry);
         tamperRepairs = Counter.builder().name("nftproxy_tamper_resyncs_total")
                 .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")

@@ -60,6 +60,17 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
         return out;
     }
 
+    /** What a node IP may be, for messages. */
+    public static final String NODE_IP_ALLOWED = "a unicast address: not unspecified, loopback or multicast";
+
+    /**
+     * Whether {@code ip} can be a node's address: 0.0.0.0 would make the primary nodePortAddresses match nothing
+     * useful, 127.0.0.1 would expose NodePorts on loopback, a multicast address is no host's (issue 10).
+     */
+    public static boolean usableNodeIP(IpAddress ip) {
+        return !ip.isUnspecified() && !ip.isLoopback() && !ip.isMulticast();
+    }
+
     /** InternalIP addresses first, then ExternalIP: the first of each family is the node's primary IP. */
     public static List<IpAddress> nodeObjectIPs(NodeObject node, List<Diagnostic> diags) {
         List<IpAddress> out = new ArrayList<>();
@@ -68,6 +79,9 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
                 if (!type.equals(a.type())) continue;
                 try {
                     IpAddress ip = IpAddress.parse(a.address());
+                    if (!usableNodeIP(ip)) {
+                        throw new InvalidInputException("status.addresses", a.address(), NODE_IP_ALLOWED);
+                    }
                     if (!out.contains(ip)) out.add(ip);
                 } catch (InvalidInputException e) {
                     diags.add(new Diagnostic("Node", node.meta().key(), "status.addresses", e.getMessage()));

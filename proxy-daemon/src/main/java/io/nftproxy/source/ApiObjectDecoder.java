@@ -33,7 +33,10 @@ final class ApiObjectDecoder {
             if (ns == null || ns.isEmpty()) ns = DEFAULT_NAMESPACE;
         }
         boolean deleting = m.has("deletionTimestamp");
-        return new ObjectMeta(ns, name, m.strMap("labels"), m.strMap("annotations"), deleting);
+        // Read leniently: a YAML timestamp a hand-written manifest left unquoted is not worth losing the object for.
+        var created = m.raw().get("creationTimestamp");
+        String creationTimestamp = created != null && created.isString() ? created.stringValue() : null;
+        return new ObjectMeta(ns, name, m.strMap("labels"), m.strMap("annotations"), deleting, creationTimestamp);
     }
 
     static ServiceObject service(ApiNode obj) {

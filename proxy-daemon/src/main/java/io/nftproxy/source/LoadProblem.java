@@ -23,8 +23,8 @@ public record LoadProblem(Path file, int documentIndex, String kind, String obje
     /** One line in the same key=value shape as {@link io.nftproxy.proxy.Diagnostic}, for operators to grep. */
     public String describe(String verb) {
         return verb + " kind=" + orDash(kind) + " object=" + (object == null ? "-" : InvalidInputException.printable(object))
-                + " field=" + orDash(field) + " reason=" + InvalidInputException.printable(message)
-                + " file=" + InvalidInputException.printable(String.valueOf(file)) + " document=" + documentIndex;
+                + " field=" + orDash(field) + " reason=" + InvalidInputException.quoted(message)
+                + " file=" + InvalidInputException.quoted(String.valueOf(file)) + " document=" + documentIndex;
     }
 
     @Override public String toString() { return describe("skipped"); }

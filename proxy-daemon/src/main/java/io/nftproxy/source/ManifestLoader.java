@@ -3,6 +3,7 @@ package io.nftproxy.source;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 import org.slf4j.Logger;
@@ -13,6 +14,8 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.MappingIterator;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.json.JsonMapper;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import tools.jackson.dataformat.yaml.YAMLFactory;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
@@ -43,6 +46,17 @@ public final class ManifestLoader {
     /** Larger files are refused unread; a proxy's manifest set is kilobytes, and this bounds memory. */
     public static final long MAX_FILE_BYTES = 16L << 20;
 
+    /**
+     * The YAML reader's window grows by one buffer at a time while a scalar is scanned, copying what it holds each
+     * time: a scalar of n characters costs n²/(2·buffer) copies. With the default 1 KiB buffer a 15 MB quoted
+     * string took minutes (issue 10); with 1 MiB the largest file allowed costs some 10⁸ copies, well under a
+     * second. The code point limit is the file limit, so that one cap, not the parser's 3 MiB default, decides.
+     */
+    private static final LoadSettings YAML_SETTINGS = LoadSettings.builder()
+            .setBufferSize(1 << 20)
+            .setCodePointLimit((int) MAX_FILE_BYTES)
+            .build();
+
     private static final Pattern QUOTED = Pattern.compile("'[^'\\n]*'|\"[^\"\\n]*\"");
 
     private final ObjectMapper yaml;
@@ -50,7 +64,8 @@ public final class ManifestLoader {
 
     public ManifestLoader() {
         // Duplicate keys are refused, as the API server's strict decoding does: which one wins would be a guess.
-        this.yaml = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+        this.yaml = YAMLMapper.builder(YAMLFactory.builder().loadSettings(YAML_SETTINGS).build())
+                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
         this.json = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
     }
 
@@ -62,14 +77,76 @@ public final class ManifestLoader {
      * @throws IOException           when it cannot be listed (permissions); a single unreadable file is a LoadProblem
      */
     public LoadResult load(Path dir) throws IOException {
+        List<LoadProblem> listing = new ArrayList<>();
+        List<FileLoad> files = new ArrayList<>();
+        for (Path file : files(dir, listing)) files.add(loadFile(file));
+        return merge(files, listing);
+    }
+
+    /**
+     * The manifest files under {@code dir} in path order; subdirectories that cannot be listed go to {@code problems}.
+     *
+     * @throws NoSuchFileException   when {@code dir} does not exist
+     * @throws NotDirectoryException when it is not a directory
+     */
+    public List<Path> files(Path dir, List<LoadProblem> problems) throws IOException {
         if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
         if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
-        Sink sink = new Sink();
-        for (Path file : manifestFiles(dir, sink.problems)) {
-            loadFile(file, sink);
+        return manifestFiles(dir, problems);
+    }
+
+    /**
+     * What one file held.
+     *
+     * @param unusable true when the file as a whole could not be used (unreadable, too large, malformed): none of
+     *                 its objects loaded
+     */
+    public record FileLoad(Path file, List<Object> objects, List<LoadProblem> problems, List<LoadProblem> ignored,
+                           boolean unusable) {
+        public FileLoad {
+            objects = List.copyOf(objects);
+            problems = List.copyOf(problems);
+            ignored = List.copyOf(ignored);
         }
-        LOG.debug("loaded dir={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
-                dir, sink.services.size(), sink.slices.size(), sink.nodes.size(), sink.cidrs.size(),
+
+        /** The same objects under a note that they are kept from an earlier read, for a file now unusable. */
+        public FileLoad keptDespite(FileLoad now) {
+            List<LoadProblem> p = new ArrayList<>(now.problems());
+            p.add(LoadProblem.ofFile(file, -1, "keeping its " + objects.size()
+                    + " objects of the last good read until it parses again"));
+            return new FileLoad(file, objects, p, ignored, false);
+        }
+    }
+
+    /** Loads one file; never throws. */
+    public FileLoad loadFile(Path file) {
+        Sink sink = new Sink();
+        boolean unusable = !loadFile(file, sink);
+        List<Object> objects = new ArrayList<>();
+        objects.addAll(sink.services);
+        objects.addAll(sink.slices);
+        objects.addAll(sink.nodes);
+        objects.addAll(sink.cidrs);
+        return new FileLoad(file, objects, sink.problems, sink.ignored, unusable);
+    }
+
+    /** The directory's objects from its files' loads, in the given (path) order; a later duplicate is a problem. */
+    public LoadResult merge(List<FileLoad> files, List<LoadProblem> listingProblems) {
+        Sink sink = new Sink();
+        sink.problems.addAll(listingProblems);
+        for (FileLoad f : files) {
+            sink.problems.addAll(f.problems());
+            sink.ignored.addAll(f.ignored());
+            for (Object o : f.objects()) {
+                if (o instanceof ServiceObject x) sink.add(sink.services, x, ServiceObject::meta, f.file(), "Service");
+                else if (o instanceof EndpointSliceObject x) sink.add(sink.slices, x, EndpointSliceObject::meta, f.file(), "EndpointSlice");
+                else if (o instanceof NodeObject x) sink.add(sink.nodes, x, NodeObject::meta, f.file(), "Node");
+                else if (o instanceof ServiceCidrObject x) sink.add(sink.cidrs, x, ServiceCidrObject::meta, f.file(), "ServiceCIDR");
+                else throw new IllegalArgumentException("not a cluster object: " + o.getClass());
+            }
+        }
+        LOG.debug("loaded files={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
+                files.size(), sink.services.size(), sink.slices.size(), sink.nodes.size(), sink.cidrs.size(),
                 sink.problems.size(), sink.ignored.size());
         return new LoadResult(new ClusterSnapshot(sink.services, sink.slices, sink.nodes, sink.cidrs),
                 sink.problems, sink.ignored);
@@ -116,18 +193,19 @@ public final class ManifestLoader {
         return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
     }
 
-    private void loadFile(Path file, Sink sink) {
+    /** False when the file as a whole is unusable. */
+    private boolean loadFile(Path file, Sink sink) {
         byte[] bytes;
         try {
             long size = Files.size(file);
             if (size > MAX_FILE_BYTES) {
                 sink.problems.add(LoadProblem.ofFile(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES));
-                return;
+                return false;
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
             sink.problems.add(LoadProblem.ofFile(file, -1, "unreadable: " + e.getClass().getSimpleName()));
-            return;
+            return false;
         }
         ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml;
         List<JsonNode> documents = new ArrayList<>();
@@ -137,13 +215,14 @@ public final class ManifestLoader {
             }
         } catch (JacksonException e) {
             sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
-            return;
+            return false;
         }
         for (int i = 0; i < documents.size(); i++) {
             JsonNode doc = documents.get(i);
             if (doc == null || doc.isNull() || doc.isMissingNode()) continue;   // an empty document: "---" twice, comments only
             loadObject(file, i, doc, null, null, null, sink);
         }
+        return true;
     }
 
     /**
@@ -252,5 +331,22 @@ public final class ManifestLoader {
         final List<ServiceCidrObject> cidrs = new ArrayList<>();
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
+        /** Where each kind's object was first found, by {@code kind namespace/name}. */
+        private final java.util.Map<String, String> firstSeen = new java.util.HashMap<>();
+
+        /**
+         * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
+         * object per name, and which copy wins must not depend on who reads the directory (render or the daemon).
+         */
+        <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, String kind) {
+            String key = meta.apply(object).key();
+            String first = firstSeen.putIfAbsent(kind + " " + key, file.toString());
+            if (first == null) {
+                into.add(object);
+            } else {
+                problems.add(new LoadProblem(file, -1, kind, key, "metadata.name",
+                        "duplicate " + kind + " object; the first one, in " + first + ", is kept"));
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@ import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ServiceClaims;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
@@ -122,13 +123,23 @@ public final class ProxySync {
     private final Map<String, List<Diagnostic>> diagnosticsByService = new TreeMap<>();
     private final Map<IpFamily, ProxyState> cidrStates = new EnumMap<>(IpFamily.class);
     private List<Diagnostic> cidrDiagnostics = List.of();
-    /** kind/object/field of each diagnostic logged, with the reason logged. */
-    private final Map<String, String> logged = new HashMap<>();
+    /** kind/object/field/reason of each diagnostic logged. */
+    private final Set<String> logged = new HashSet<>();
+    /** The daemon's own listening TCP ports, never given to a Service as a node port. */
+    private final Map<Integer, String> reservedPorts;
+    /** Who holds each node port, of every Service as of the last sync. */
+    private ServiceClaims claims = ServiceClaims.none();
     private long generation;
 
     public ProxySync(NftClient client) { this(client, Renderer.upstream(), SyncPlanner.DEFAULT_READ_BACK_INTERVAL); }
 
     public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval) {
+        this(client, renderer, readBackInterval, Map.of());
+    }
+
+    /** @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports */
+    public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval, Map<Integer, String> reservedPorts) {
+        this.reservedPorts = Map.copyOf(reservedPorts);
         planner = new SyncPlanner(readBackInterval);
         for (IpFamily f : IpFamily.values()) {
             kernel.put(f, new KernelTable(f, client));
@@ -184,7 +195,7 @@ public final class ProxySync {
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
         if (plan.everything()) {
-            rebuildAll(cluster, node.nodeName());
+            rebuildAll(cluster, node);
             for (IpFamily f : IpFamily.values()) {
                 ProxyState state = wholeState(f);
                 states.put(f, state);
@@ -217,10 +228,14 @@ public final class ProxySync {
         return new Result(results, diags, fresh, plan, deltas, core, states);
     }
 
-    private void rebuildAll(ClusterView cluster, String nodeName) {
+    private void rebuildAll(ClusterView cluster, NodeContext node) {
+        String nodeName = node.nodeName();
         services.clear();
         diagnosticsByService.clear();
-        for (String key : cluster.serviceKeys()) put(key, build(cluster, key, nodeName));
+        claims = new ServiceClaims(reservedPorts, node.ownAddresses());
+        Set<String> keys = cluster.serviceKeys();
+        for (String key : keys) claims.put(key, cluster.services(key));
+        for (String key : keys) put(key, build(cluster, key, nodeName));
         ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
         List<Diagnostic> d = new ArrayList<>();
         for (IpFamily f : IpFamily.values()) {
@@ -233,7 +248,10 @@ public final class ProxySync {
 
     private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {
         List<ServiceDelta> out = new ArrayList<>();
-        for (String key : keys) {
+        // A Service that takes or frees a node port changes the outcome of the other claimants: rebuild them too.
+        Set<String> all = new HashSet<>(keys);
+        for (String key : keys) all.addAll(claims.put(key, cluster.services(key)));
+        for (String key : all) {
             Map<IpFamily, ServiceState> before = services.getOrDefault(key, EMPTY);
             Map<IpFamily, ServiceState> after = build(cluster, key, nodeName);
             put(key, after);
@@ -250,12 +268,12 @@ public final class ProxySync {
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    private static Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
+    private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
         Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName));
+        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
         return m;
     }
 
@@ -314,14 +332,13 @@ public final class ProxySync {
         Set<String> present = new HashSet<>();
         List<Diagnostic> fresh = new ArrayList<>();
         for (Diagnostic d : diags) {
-            String key = d.kind() + "\u0000" + d.object() + "\u0000" + d.field();
+            // With the reason in the key, two problems of one field (two bad externalIPs) are each logged once.
+            String key = d.kind() + "\u0000" + d.object() + "\u0000" + d.field() + "\u0000" + d.reason();
             present.add(key);
-            boolean seen = logged.containsKey(key);
-            String before = logged.put(key, d.reason());
-            if (!seen || !Objects.equals(before, d.reason())) fresh.add(d);
+            if (logged.add(key)) fresh.add(d);
         }
         // Forget fixed objects, so that breaking again is logged again.
-        logged.keySet().retainAll(present);
+        logged.retainAll(present);
         for (Diagnostic d : fresh) log.warn("{}", d);
         return fresh;
     }

@@ -76,6 +76,8 @@ class ProxyDaemonTest {
         final List<TableChangeListener> monitors = new ArrayList<>();
         final List<ProxyState> conntrackV4 = new ArrayList<>();
 
+        @Override public AutoCloseable lock() { return () -> { }; }
+
         @Override public List<IpAddress> interfaceAddresses() { return List.of(IpAddress.parse("127.0.0.1")); }
 
         @Override public AutoCloseable monitorTables(OwnProcesses own, TableChangeListener listener) {

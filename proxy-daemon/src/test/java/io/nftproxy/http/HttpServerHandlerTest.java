@@ -56,7 +56,7 @@ class HttpServerHandlerTest {
 
     @Test
     void servesOverARealLoopbackSocket() throws Exception {
-        try (HttpServer s = HttpServer.start(new InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
+        try (HttpServer s = HttpServer.start("test server", new InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
             HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             HttpResponse<String> r = c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.address().getPort() + "/proxyMode"))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
@@ -64,6 +64,58 @@ class HttpServerHandlerTest {
             assertEquals("nftables", r.body());
             assertEquals("nosniff", r.headers().firstValue("X-Content-Type-Options").orElse(null));
             assertEquals("text/plain; charset=utf-8", r.headers().firstValue("Content-Type").orElse(null));
+        }
+    }
+
+    @Test
+    void aBindFailureNamesTheServerTheAddressAndTheCause() throws Exception {
+        try (HttpServer first = HttpServer.start("test server", new java.net.InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route)) {
+            int port = first.address().getPort();
+            java.net.BindException inUse = org.junit.jupiter.api.Assertions.assertThrows(java.net.BindException.class,
+                    () -> HttpServer.start("healthz server", new java.net.InetSocketAddress("127.0.0.1", port), HttpServerHandlerTest::route));
+            assertEquals("cannot bind the healthz server to 127.0.0.1:" + port + ": address already in use (EADDRINUSE)",
+                    inUse.getMessage());
+        }
+        // A documentation address no interface here has.
+        java.net.BindException notLocal = org.junit.jupiter.api.Assertions.assertThrows(java.net.BindException.class,
+                () -> HttpServer.start("metrics server", new java.net.InetSocketAddress("192.0.2.1", 10249), HttpServerHandlerTest::route));
+        assertEquals("cannot bind the metrics server to 192.0.2.1:10249: not an address of this host (EADDRNOTAVAIL)",
+                notLocal.getMessage());
+    }
+
+    @Test
+    void connectionsBeyondTheLimitAreClosedAndProbesStillGetThrough() throws Exception {
+        int max = 4;
+        try (HttpServer s = HttpServer.start("test server", new InetSocketAddress("127.0.0.1", 0), HttpServerHandlerTest::route, max)) {
+            int port = s.address().getPort();
+            java.util.List<java.net.Socket> held = new java.util.ArrayList<>();
+            try {
+                for (int i = 0; i < 20; i++) {
+                    java.net.Socket sock = new java.net.Socket("127.0.0.1", port);
+                    sock.setSoTimeout(3000);
+                    held.add(sock);
+                }
+                // The first four are held open (idle, within the read timeout); every later one is closed by the server.
+                int closed = 0;
+                for (java.net.Socket sock : held.subList(max, held.size())) {
+                    if (sock.getInputStream().read() == -1) closed++;
+                }
+                assertEquals(held.size() - max, closed);
+            } finally {
+                for (java.net.Socket sock : held) sock.close();
+            }
+            // Once the flood is gone, a probe is served again.
+            HttpClient c = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+            HttpResponse<String> r = null;
+            for (int attempt = 0; attempt < 50 && (r == null || r.statusCode() != 200); attempt++) {
+                try {
+                    r = c.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/proxyMode"))
+                            .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+                } catch (java.io.IOException e) {
+                    Thread.sleep(100);   // the server may not have seen every close yet
+                }
+            }
+            assertEquals(200, r.statusCode());
         }
     }
 }

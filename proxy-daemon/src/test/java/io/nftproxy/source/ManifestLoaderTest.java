@@ -229,6 +229,47 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aDuplicateObjectInALaterFileIsAProblemAndTheFirstIsKept() throws IOException {
+        write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: x, creationTimestamp: 2024-01-01T00:00:00Z}\n"
+                + "spec: {clusterIP: 10.96.0.2}\n");
+        write("b.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: x}\nspec: {clusterIP: 10.96.0.3}\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(1, r.snapshot().services().size());
+        assertEquals("10.96.0.2", r.snapshot().services().get(0).clusterIP());
+        assertEquals("2024-01-01T00:00:00Z", r.snapshot().services().get(0).meta().creationTimestamp(),
+                "an unquoted YAML timestamp is read as its text");
+        assertEquals(1, r.problems().size(), r.problems()::toString);
+        LoadProblem p = r.problems().get(0);
+        assertEquals(dir.resolve("b.yaml"), p.file());
+        assertEquals("x/web", p.object());
+        assertTrue(p.message().contains("a.yaml"), p.message());
+    }
+
+    @Test
+    void aLongScalarParsesInTimeLinearInItsSize() throws IOException {
+        // 6 MiB quoted and 6 MiB plain: with the parser's default window this took minutes (and a scalar over
+        // 3 MiB code points was refused); now both load in well under a second here. The bound is generous for
+        // a shared machine, and still an order of magnitude below the old cost.
+        int n = 6 << 20;
+        String run = "x".repeat(n);
+        write("quoted.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: q\n  annotations:\n    note: \"" + run
+                + "\"\nspec: {clusterIP: 10.96.0.2}\n");
+        write("plain.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: p\n  annotations:\n    note: " + run
+                + "\nspec: {clusterIP: 10.96.0.3}\n");
+
+        long t0 = System.nanoTime();
+        LoadResult r = loader.load(dir);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+
+        assertEquals(List.of(), r.problems());
+        assertEquals(2, r.snapshot().services().size());
+        assertEquals(n, r.snapshot().services().get(1).meta().annotations().get("note").length());
+        assertTrue(ms < 5000, "12 MiB of scalars took " + ms + " ms");
+    }
+
+    @Test
     void parserMessagesDoNotEchoTheOffendingToken() throws IOException {
         write("secret.json", "{\"kind\": \"Secret\", \"data\": {\"password\": hunter2secret}}");
 

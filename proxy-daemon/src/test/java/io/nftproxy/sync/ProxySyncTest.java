@@ -7,10 +7,16 @@ import io.nftproxy.proxy.IpFamily;
 import io.nftproxy.proxy.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.source.ClusterStore;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 
 import static io.nftproxy.TestClusters.NODE;
 import static io.nftproxy.TestClusters.cluster;
@@ -85,5 +91,44 @@ class ProxySyncTest {
         sync.sync(cluster1().snapshot(), TestClusters.node(), T0.plusSeconds(3));
         ProxySync.Result broke = sync.sync(broken.snapshot(), TestClusters.node(), T0.plusSeconds(4));
         assertEquals(broke.diagnostics(), broke.logged(), "fixed, then broken again: logged again");
+    }
+
+    private static String nodePortLines(FakeNftClient fake, String port) {
+        String script = Transaction.creating(fake.dump(IpFamily.IPV4)).script(Capabilities.baseline());
+        return String.join("\n", script.lines().filter(l -> l.contains("nodeports {") && l.contains(port)).toList());
+    }
+
+    @Test
+    void aNodePortFreedByAPartialSyncGoesToTheServiceThatLostIt() {
+        FakeNftClient fake = new FakeNftClient();
+        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of(10256, "healthz server"));
+        ClusterStore store = new ClusterStore();
+        store.servicesListed();
+        store.endpointSlicesListed();
+        var old = svc("a", "old").type("NodePort").clusterIP("172.30.0.1").port("", "TCP", 80, 30050)
+                .created("2024-01-01T00:00:00Z").build();
+        var young = svc("a", "young").type("NodePort").clusterIP("172.30.0.2").port("", "TCP", 80, 30050)
+                .created("2025-01-01T00:00:00Z").build();
+        var ownPort = svc("a", "own").type("NodePort").clusterIP("172.30.0.3").port("", "TCP", 80, 10256).build();
+        store.upsertService(young);
+        store.upsertService(ownPort);
+        ProxySync.Result first = sync.sync(store, store.drainChanges(), TestClusters.node(), T0);
+        assertTrue(nodePortLines(fake, "tcp . 30050").contains("a/young"), "alone, young has it");
+        assertEquals("", nodePortLines(fake, "tcp . 10256"), "never a nodePort on our own healthz port");
+        assertTrue(first.logged().stream().map(Diagnostic::toString).anyMatch(d -> d.contains("a/own") && d.contains("healthz server")),
+                first.logged()::toString);
+
+        store.upsertService(old);
+        ProxySync.Result second = sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(1));
+        assertFalse(second.everything(), "a partial sync");
+        String lines = nodePortLines(fake, "tcp . 30050");
+        assertTrue(lines.contains("a/old") && !lines.contains("a/young"), lines);
+        assertEquals(1, second.logged().size(), second.logged()::toString);
+        String warning = second.logged().get(0).toString();
+        assertTrue(warning.contains("object=\"a/young\"") && warning.contains("a/old"), "names both Services: " + warning);
+
+        store.deleteService(old.meta());
+        sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(2));
+        assertTrue(nodePortLines(fake, "tcp . 30050").contains("a/young"), "the port goes back once it is free");
     }
 }

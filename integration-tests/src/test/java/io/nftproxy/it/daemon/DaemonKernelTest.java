@@ -96,6 +96,57 @@ class DaemonKernelTest {
     }
 
     @Test
+    void aSecondDaemonInTheSameNetworkNamespaceRefusesToStart() throws Exception {
+        String before = ns.listTableText(IpFamily.IPV4);
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = "k8s-node-2";
+        b.manifests = dir;
+        b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        ProxyConfig config = b.build().validate();
+        NodeSettings node = new NodeSettings("k8s-node-2", List.of(), List.of(), config.nodePortAddresses(), false, 14);
+        OwnProcesses own = OwnProcesses.thisProcess();
+        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
+        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true,
+                io.nftproxy.render.TableLayout.DEFAULT), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+            io.nftproxy.netlink.lock.NetnsLock.HeldException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.nftproxy.netlink.lock.NetnsLock.HeldException.class,
+                    () -> second.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50))));
+            assertTrue(e.getMessage().contains("pid " + ProcessHandle.current().pid()), e.getMessage());
+            assertTrue(second.serverAddresses().isEmpty(), "no server was started");
+        }
+        Thread.sleep(500);
+        assertEquals(before, ns.listTableText(IpFamily.IPV4), "the first daemon's table is untouched");
+    }
+
+    @Test
+    void aPersistentForeignWriterIsBackedOffAndMakesHealthzUnhealthyWithTheCause() throws Exception {
+        // Ten rewrites a second for ten seconds, as a second proxy or a kube-proxy left running would.
+        for (int i = 0; i < 100; i++) {
+            ok("add", "rule", "ip", "kube-proxy", HELLO, "counter");
+            Thread.sleep(100);
+        }
+        double repairs = tamperResyncs();
+        System.out.printf("foreign writer: 100 rewrites in 10 s, %.0f repairs%n", repairs);
+        assertTrue(repairs >= 1 && repairs <= 10, "repairs: " + repairs);
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + healthPort + "/healthz")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(503, r.statusCode(), r.body());
+        assertTrue(r.body().contains("another process keeps rewriting the kube-proxy tables") && r.body().contains("process=nft"),
+                r.body());
+    }
+
+    private double tamperResyncs() {
+        for (String line : daemon.metrics().scrape().body().split("\n")) {
+            if (line.startsWith("nftproxy_tamper_resyncs_total{ip_family=\"IPv4\"}")) {
+                return Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return 0;
+    }
+
+    @Test
     void tamperingIsRepairedWithinASecond() throws Exception {
         repaired("delete table", () -> ok("delete", "table", "ip", "kube-proxy"), this::helloIntact);
         repaired("flush chain", () -> ok("flush", "chain", "ip", "kube-proxy", HELLO), this::helloIntact);
