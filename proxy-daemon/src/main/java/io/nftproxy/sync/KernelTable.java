@@ -119,13 +119,8 @@ public final class KernelTable {
             return failed(SyncResult.Kind.PARTIAL, 0, 0, false, start, e, "deleting stale chains");
         }
         Transaction tx = diff.transaction();
-        if (!tx.isEmpty()) {
-            try {
-                client.apply(tx);
-            } catch (NftException e) {
-                return failed(SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, start, e, "applying the transaction");
-            }
-        }
+        NftException refused = apply(tx);
+        if (refused != null) return failed(SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, start, refused, "applying the transaction");
         // A chain the transaction brings back is no longer stale.
         for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
         for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
@@ -150,19 +145,25 @@ public final class KernelTable {
         Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())
                 : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
         Transaction tx = diff.transaction();
-        if (!tx.isEmpty()) {
-            try {
-                client.apply(tx);
-            } catch (NftException e) {
-                return failed(SyncResult.Kind.FULL, tx.size(), 0, replaced, start, e, "applying the transaction");
-            }
-        }
+        NftException refused = apply(tx);
+        if (refused != null) return failed(SyncResult.Kind.FULL, tx.size(), 0, replaced, start, refused, "applying the transaction");
         Map<String, Instant> known = new LinkedHashMap<>(staleChains);
         staleChains.clear();
         for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
         SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), 0, replaced, elapsed(start), null, null);
         log.info("{}", r);
         return r;
+    }
+
+    /** Sends {@code tx} unless it is empty; the kernel's refusal, or null. */
+    private NftException apply(Transaction tx) {
+        if (tx.isEmpty()) return null;
+        try {
+            client.apply(tx);
+            return null;
+        } catch (NftException e) {
+            return e;
+        }
     }
 
     /** The early read-back if one was made and succeeded; a failed one is not trusted, the kernel may say yes now. */
