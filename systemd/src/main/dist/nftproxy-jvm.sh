@@ -5,7 +5,7 @@
 # times a second). JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and
-# verifying them again (0.4-0.6 s of each start here, docs/benchmarks.md). The archive is named by the jar's size and
+# verifying them again (about 0.5 s of a start on the test machine, docs/benchmarks.md). The archive is named by the jar's size and
 # modification time, so a new jar never meets an old archive; the first run of a jar writes it when it exits.
 # NFTPROXY_CDS_DIR says where (default: the user's cache directory); NFTPROXY_NO_CDS=1 turns it off.
 nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
