@@ -1,6 +1,6 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.TestClusters;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Chain;

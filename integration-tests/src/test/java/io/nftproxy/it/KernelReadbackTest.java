@@ -1,6 +1,6 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.KernelTableParser;

@@ -4,7 +4,7 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.nft.DesiredTable;

@@ -1,7 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.KernelTableParser;
 import io.nftproxy.proxy.IpFamily;

@@ -1,6 +1,6 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;

@@ -140,6 +140,7 @@ public final class ProxyDaemon implements AutoCloseable {
     public void start(SourceStarter source) throws Exception {
         ProxyConfig c = options.config();
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
+        closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(options.network().lock());
         if (c.healthzBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), this::healthRoute));

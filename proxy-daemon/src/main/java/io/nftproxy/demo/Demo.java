@@ -1,5 +1,7 @@
 package io.nftproxy.demo;
 
+import io.nftproxy.netlink.KernelNamespace;
+
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.netlink.monitor.OwnProcesses;

@@ -1,5 +1,7 @@
 package io.nftproxy.demo;
 
+import io.nftproxy.netlink.KernelNamespace;
+
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;

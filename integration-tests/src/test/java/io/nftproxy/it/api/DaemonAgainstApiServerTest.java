@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;

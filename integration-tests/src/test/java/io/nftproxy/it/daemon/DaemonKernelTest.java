@@ -2,7 +2,7 @@ package io.nftproxy.it.daemon;
 
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;

@@ -1,6 +1,6 @@
 package io.nftproxy.it.daemon;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.proxy.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

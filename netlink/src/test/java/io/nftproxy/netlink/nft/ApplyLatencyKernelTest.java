@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.nft.DesiredTable;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.NftSet;
@@ -27,8 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 class ApplyLatencyKernelTest {
     @Test
     void oneElementTransactionLatency() throws Exception {
-        ScratchNetns.assumeKernelTests();
-        try (ScratchNetns ns = ScratchNetns.create();
+        KernelTests.assumeAvailable();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
              LibNftablesClient lib = LibNftablesClient.inNamespace(ns.name())) {
             NftSet set = new NftSet("cluster-ips", List.of("ipv4_addr"), null, List.of(), 0, null);
             lib.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(DesiredTable.TABLE_COMMENT)).add(set));
