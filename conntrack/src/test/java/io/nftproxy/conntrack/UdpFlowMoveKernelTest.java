@@ -7,9 +7,9 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.LibNftablesClient;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
@@ -62,7 +62,7 @@ class UdpFlowMoveKernelTest {
                 .slice(s.build()).snapshot();
     }
 
-    private static DesiredTable render(ClusterSnapshot s) {
+    private static TableContent render(ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(IpFamily.IPV4);
     }
 
@@ -162,7 +162,7 @@ class UdpFlowMoveKernelTest {
             link(node, "b1", "10.0.2.1", b1, "10.0.2.2");
             link(node, "b2", "10.0.3.1", b2, "10.0.3.2");
 
-            DesiredTable both = render(snapshot(List.of("10.0.2.2", "10.0.3.2")));
+            TableContent both = render(snapshot(List.of("10.0.2.2", "10.0.3.2")));
             try (LibNftablesClient nft = LibNftablesClient.inNamespace(node.name());
                  Backend back1 = new Backend("b1", b1.name());
                  Backend back2 = new Backend("b2", b2.name());

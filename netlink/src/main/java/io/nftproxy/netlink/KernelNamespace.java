@@ -1,7 +1,7 @@
 package io.nftproxy.netlink;
 
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.net.IpFamily;
 
 import java.io.File;
 import java.io.IOException;
@@ -156,12 +156,12 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** {@code nft -j list table <family> kube-proxy}. */
     public String listTable(IpFamily family) throws IOException {
-        return nftOut("-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+        return nftOut("-j", "list", "table", family.nftFamily(), TableContent.TABLE_NAME);
     }
 
     /** {@code nft list table <family> kube-proxy}, the text an operator reads. */
     public String listTableText(IpFamily family) throws IOException {
-        return nftOut("list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+        return nftOut("list", "table", family.nftFamily(), TableContent.TABLE_NAME);
     }
 
     /** Runs nft with the given arguments and returns stdout; throws on failure. */

@@ -10,7 +10,7 @@ import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.AddressMonitor;
 import io.nftproxy.netlink.rt.InterfaceAddress;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 import io.nftproxy.proxy.ProxyState;
 
 import java.io.IOException;

@@ -8,7 +8,7 @@ import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 

@@ -2,7 +2,7 @@ package io.nftproxy.daemon;
 
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;

@@ -5,7 +5,7 @@ import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.nft.ExecNftClient;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftLibrary;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 

@@ -3,14 +3,14 @@ package io.nftproxy.netlink.nft;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +34,7 @@ abstract class NftClientKernelContract {
     @Test
     void appliesACreatingTransactionInTheNamespaceOnly() throws Exception {
         String hostBefore = KernelNamespace.runChecked("nft", "list", "tables");
-        DesiredTable table = TestTables.small(IpFamily.IPV4);
+        TableContent table = TestTables.small(IpFamily.IPV4);
         try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             assertNull(client.listTableJson(IpFamily.IPV4), "no table yet");
             client.apply(Transaction.creating(table));
@@ -83,9 +83,9 @@ abstract class NftClientKernelContract {
     @Test
     void createOfAnExistingTableIsExists() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
-            client.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(DesiredTable.TABLE_COMMENT)));
+            client.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(TableContent.TABLE_COMMENT)));
             NftException e = assertThrows(NftException.class,
-                    () -> client.apply(new Transaction(IpFamily.IPV4).create(new TableSpec(DesiredTable.TABLE_COMMENT))));
+                    () -> client.apply(new Transaction(IpFamily.IPV4).create(new TableSpec(TableContent.TABLE_COMMENT))));
             assertEquals(NftException.Kind.EXISTS, e.kind(), e.getMessage());
         }
     }
@@ -94,7 +94,7 @@ abstract class NftClientKernelContract {
     void deleteOfAMissingTableIsNotFound() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             NftException e = assertThrows(NftException.class,
-                    () -> client.apply(new Transaction(IpFamily.IPV6).delete(new TableSpec(DesiredTable.TABLE_COMMENT))));
+                    () -> client.apply(new Transaction(IpFamily.IPV6).delete(new TableSpec(TableContent.TABLE_COMMENT))));
             assertEquals(NftException.Kind.NOT_FOUND, e.kind(), e.getMessage());
         }
     }

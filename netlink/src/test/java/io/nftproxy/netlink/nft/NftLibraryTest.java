@@ -84,7 +84,7 @@ class NftLibraryTest {
             NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name());
             try (NftClient c = s.client()) {
                 assertTrue(s.reason().contains(ns.name()), s.reason());
-                assertNull(c.listTableJson(io.nftproxy.proxy.IpFamily.IPV4));
+                assertNull(c.listTableJson(io.nftproxy.net.IpFamily.IPV4));
             }
         }
     }
