@@ -55,7 +55,7 @@ public final class ConntrackSysctls {
     /** The kernel's files, as seen from the calling thread's network namespace. */
     public static Access kernel() {
         return new Access() {
-            @Override public long read(String name) throws IOException { return Long.parseLong(Files.readString(path(name)).strip()); }
+            @Override public long read(String name) throws IOException { return Long.parseLong(readProcFile(path(name))); }
 
             @Override public void write(String name, long value) throws IOException { Files.writeString(path(name), Long.toString(value)); }
 
@@ -157,9 +157,19 @@ public final class ConntrackSysctls {
     /** The CPUs the node has, as kube-proxy counts them (the online CPUs of the machine, not this process's cgroup or affinity share). */
     public static int cpus() {
         try {
-            return countCpus(Files.readString(Path.of("/sys/devices/system/cpu/online")).strip());
+            return countCpus(readProcFile(Path.of("/sys/devices/system/cpu/online")));
         } catch (IOException | RuntimeException e) {
             return Runtime.getRuntime().availableProcessors();
+        }
+    }
+
+    /**
+     * A proc or sysfs file's text, stripped. Not {@code Files.readString}: for a file that reports size 0 it reads a
+     * single byte here, and a sysctl of 262144 read back as "2".
+     */
+    public static String readProcFile(Path p) throws IOException {
+        try (java.io.InputStream in = Files.newInputStream(p)) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).strip();
         }
     }
 
