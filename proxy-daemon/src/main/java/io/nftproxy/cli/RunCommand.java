@@ -204,6 +204,7 @@ public final class RunCommand implements Callable<Integer> {
         }
         rc.config().logging().apply();
         rc.notes().forEach(n -> log.atLevel(n.level()).log("config {}", n));
+        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
             c.nftMode = nftMode;
@@ -214,6 +215,19 @@ public final class RunCommand implements Callable<Integer> {
         if (once) return once(rc, out, err);
         int set = setConntrackSysctls(rc.config(), null, err);
         return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(rc, err);
+    }
+
+    /** As kube-proxy's --write-config-to: the effective configuration as a KubeProxyConfiguration, then exit. */
+    private int writeConfig(ProxyConfig c, PrintWriter out, PrintWriter err) {
+        Path to = kubeProxyFlags.writeConfigTo;
+        try {
+            java.nio.file.Files.writeString(to, io.nftproxy.config.ConfigDocument.yaml(c));
+        } catch (IOException e) {
+            err.println("nftproxy: --write-config-to " + to + ": cannot be written (" + e.getMessage() + ")");
+            return ExitCodes.INPUT_UNREADABLE;
+        }
+        out.println("wrote the effective configuration to " + to);
+        return ExitCodes.OK;
     }
 
     /**

@@ -240,6 +240,29 @@ class RunCommandTest {
         assertEquals(List.of(), sysctls.writes);
     }
 
+    /** kube-proxy's --write-config-to: flags and file together, written out; read back with --config, the same file again. */
+    @Test
+    void writeConfigToWritesWhatConfigReadsBack() throws Exception {
+        Path cfg = dir.resolve("in.yaml"), first = dir.resolve("first.yaml"), second = dir.resolve("second.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "conntrack: {maxPerCore: 0}\nnftables: {masqueradeBit: 3}\n");
+        FakeNftClient f = new FakeNftClient();
+        sysctls = new FakeSysctls();
+        Run r = run(fake(f), "--config", cfg.toString(), "--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0",
+                "--conntrack-tcp-timeout-established=3h", "--write-config-to", first.toString());
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        assertNull(f.dump(IpFamily.IPV4), "nothing programmed");
+        assertEquals(List.of(), sysctls.writes, "no sysctl set");
+        String text = Files.readString(first);
+        for (String s : List.of("masqueradeBit: 3", "maxPerCore: 0", "tcpEstablishedTimeout: \"3h0m0s\"", "bridgeInterface: \"cbr0\"",
+                "detectLocalMode: \"BridgeInterface\"", "hostnameOverride: \"k8s-node-1\"")) {
+            assertTrue(text.contains(s), s + " in\n" + text);
+        }
+        // Only the config file's and the command line's source flags (run() adds --manifests) are given again.
+        assertEquals(ExitCodes.OK, run(fake(f), "--config", first.toString(), "--write-config-to", second.toString()).exit());
+        assertEquals(text, Files.readString(second));
+    }
+
     @Test
     void onceAppliesTheConfigFile() throws Exception {
         Path cfg = dir.resolve("config.yaml");
