@@ -246,6 +246,8 @@ public final class RunCommand implements Callable<Integer> {
         for (ConntrackSysctls.Outcome o : done) {
             if (o.status() == ConntrackSysctls.Status.NOT_SETTABLE_HERE) {
                 log.warn("conntrack sysctl {}; set conntrack.maxPerCore: 0 (--conntrack-max-per-core=0) to leave it alone", o);
+            } else if (o.status() == ConntrackSysctls.Status.HASHSIZE_NOT_SET) {
+                log.warn("{}", o);
             } else if (o.status() == ConntrackSysctls.Status.SET) {
                 log.info("conntrack sysctl {}", o);
             }

@@ -27,16 +27,20 @@ public final class ConntrackSysctls {
     /** One sysctl and the value wanted. */
     public record Setting(String name, long value) {}
 
-    public enum Status { UNCHANGED, SET, NOT_SETTABLE_HERE }
+    public enum Status { UNCHANGED, SET, NOT_SETTABLE_HERE, HASHSIZE_NOT_SET }
 
-    /** What happened to one setting: the kernel's value before, and what was done. */
-    public record Outcome(Setting setting, long before, Status status) {
+    /** What happened to one setting: the kernel's value before, and what was done ({@code why}: the error, if any). */
+    public record Outcome(Setting setting, long before, Status status, String why) {
+        Outcome(Setting setting, long before, Status status) { this(setting, before, status, null); }
+
         @Override public String toString() {
             return switch (status) {
                 case UNCHANGED -> setting.name + "=" + before + " (already)";
                 case SET -> setting.name + "=" + setting.value + " (was " + before + ")";
                 case NOT_SETTABLE_HERE -> setting.name + " left at " + before + ", not " + setting.value
                         + ": only the host's initial network namespace can set it";
+                case HASHSIZE_NOT_SET -> "conntrack hash size left at " + before + ", not " + setting.value + " (" + why
+                        + "): lookups are slower when the table is full; run 'nftproxy run --init-only' as root to set it";
             };
         }
     }
@@ -133,10 +137,23 @@ public final class ConntrackSysctls {
                 // Only where nf_conntrack_max can be set: the kernel refuses a hash size from any other namespace.
                 long buckets = s.value / 4;
                 long now = access.read(HASHSIZE);
-                if (now < buckets) out.add(set(new Setting(HASHSIZE, buckets), access));
+                if (now < buckets) out.add(growHashTable(new Setting(HASHSIZE, buckets), now, access));
             }
         }
         return out;
+    }
+
+    /**
+     * The hash size is a root-only module parameter: a daemon with CAP_NET_ADMIN alone cannot raise it. A smaller
+     * table only makes lookups in a full one slower, so that is a warning, not a failed start (kube-proxy, too,
+     * only warns when /sys is read-only).
+     */
+    private static Outcome growHashTable(Setting s, long now, Access access) {
+        try {
+            return set(s, access);
+        } catch (IOException e) {
+            return new Outcome(s, now, Status.HASHSIZE_NOT_SET, e.getMessage());
+        }
     }
 
     private static Outcome set(Setting s, Access access) throws IOException {

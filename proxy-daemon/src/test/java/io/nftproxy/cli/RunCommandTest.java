@@ -7,6 +7,7 @@ import io.nftproxy.proxy.IpFamily;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.nftproxy.config.ConntrackSettings;
 import io.nftproxy.node.ConntrackSysctls;
 import picocli.CommandLine;
 
@@ -44,7 +45,7 @@ class RunCommandTest {
      * the kernel offers it outside the initial namespace) unless {@code hostNamespace}. No test here touches the
      * machine's sysctls.
      */
-    static final class FakeSysctls implements ConntrackSysctls.Access {
+    static class FakeSysctls implements ConntrackSysctls.Access {
         final Map<String, Long> values = new HashMap<>(Map.of("nf_conntrack_max", 262144L, "hashsize", 4096L,
                 "nf_conntrack_tcp_timeout_established", 432000L, "nf_conntrack_tcp_timeout_close_wait", 60L,
                 "nf_conntrack_tcp_be_liberal", 0L, "nf_conntrack_udp_timeout", 30L, "nf_conntrack_udp_timeout_stream", 120L));
@@ -53,7 +54,7 @@ class RunCommandTest {
 
         @Override public long read(String name) { return values.get(name); }
 
-        @Override public void write(String name, long value) {
+        @Override public void write(String name, long value) throws java.io.IOException {
             writes.add(name + "=" + value);
             values.put(name, value);
         }
@@ -234,6 +235,17 @@ class RunCommandTest {
         long max = 100000L * ConntrackSysctls.cpus();
         assertEquals(List.of("nf_conntrack_max=" + max, "hashsize=" + max / 4, "nf_conntrack_tcp_timeout_established=7200",
                 "nf_conntrack_tcp_be_liberal=1", "nf_conntrack_udp_timeout=45", "nf_conntrack_udp_timeout_stream=180"), sysctls.writes);
+        // The hash size is root's alone: a daemon with CAP_NET_ADMIN that cannot raise it warns and starts.
+        sysctls = new FakeSysctls() {
+            @Override public void write(String name, long value) throws java.io.IOException {
+                if (name.equals("hashsize")) throw new java.nio.file.AccessDeniedException("hashsize");
+                super.write(name, value);
+            }
+        };
+        sysctls.hostNamespace = true;
+        Run hash = run(fake(new FakeNftClient()), "--init-only");
+        assertEquals(ExitCodes.OK, hash.exit(), hash.err());
+        assertTrue(hash.out().contains("conntrack hash size left at 4096, not " + ConntrackSysctls.max(ConntrackSettings.DEFAULT, ConntrackSysctls.cpus()) / 4), hash.out());
         sysctls = new FakeSysctls();
         assertEquals(ExitCodes.OK, run(fake(new FakeNftClient()), "--init-only", "--conntrack-max-per-core=0",
                 "--conntrack-tcp-timeout-established=0", "--conntrack-tcp-timeout-close-wait=0").exit());
