@@ -27,6 +27,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kube-proxy's interface detectors decide the masquerade of pod traffic to a ClusterIP by where the packet entered
  * the node, not by its source address. The node's pod veths are vp0, vp1 (pods a and b) and vp2 (the pod client);
  * its uplink is eth0. The same pod client, the same source address, is masqueraded or not as the detector says.
+ * NodeCIDR's detector is this node's pod range (what the daemon takes from the Node object's spec.podCIDRs): a pod
+ * of the other node, inside the cluster range, no longer counts as local.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LocalTrafficDetectorTrafficTest {
@@ -71,6 +73,26 @@ class LocalTrafficDetectorTrafficTest {
         assertEquals(Set.of(POD_CLIENT), peers(clusterIpFromThePodClient()));
         program(LocalTraffic.byInterface("vp0", false));
         assertTrue(!peers(clusterIpFromThePodClient()).contains(POD_CLIENT), "vp2 is not the bridge vp0: masqueraded");
+    }
+
+    /**
+     * externalTrafficPolicy Local NodePort: a pod's connection short-circuits to every endpoint, anyone else's goes to
+     * this node's endpoints only, keeping its address. Under NodeCIDR the remote pod is "anyone else".
+     */
+    @Test
+    void nodeCidrCountsOnlyThisNodesPodsAsLocal() throws Exception {
+        program(LocalTraffic.bySource(List.of(io.nftproxy.proxy.IpPrefix.parse(POD_CIDR), io.nftproxy.proxy.IpPrefix.parse(POD_CIDR6))));
+        List<Probe.Outcome> remote = Probe.from(topology.host("remote-pod")).tcp(NODE_IP, WEB_LOCAL_NODE_PORT, 24);
+        List<Probe.Outcome> failed = remote.stream().filter(o -> !o.replied()).toList();
+        assertTrue(failed.isEmpty(), () -> failed.size() + " of " + remote.size() + " got no reply, e.g. " + failed.get(0));
+        assertEquals(Set.of("pod-a", "pod-b"), remote.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),
+                "the other node's pod is not local: this node's endpoints only");
+        assertEquals(Set.of(REMOTE_POD), peers(remote), "its address is kept");
+        List<Probe.Outcome> local = Probe.from(topology.podClient()).tcp(NODE_IP, WEB_LOCAL_NODE_PORT, 24);
+        assertTrue(local.stream().allMatch(Probe.Outcome::replied), local::toString);
+        assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), local.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),
+                "this node's pod short-circuits to every endpoint");
+        assertEquals(Set.of(POD_CLIENT), peers(local));
     }
 
     private void program(LocalTraffic detector) throws Exception {
