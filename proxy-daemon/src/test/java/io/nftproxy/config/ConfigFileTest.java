@@ -125,6 +125,9 @@ class ConfigFileTest {
         assertFalse(c.masqueradeAll());
         assertEquals(List.of("primary"), c.nodePortAddresses());
         assertEquals(d.hostnameOverride(), c.hostnameOverride());
+        // Its conntrack fields are null: kube-proxy's defaults, which the daemon sets at start as kube-proxy does.
+        assertEquals(ConntrackSettings.DEFAULT, c.conntrack());
+        assertEquals(LocalDetection.DEFAULT, c.detectLocal());
         assertEquals(List.of(), r.notes().stream().filter(n -> n.level() != Level.DEBUG).toList());
     }
 
