@@ -311,6 +311,27 @@ class RunCommandTest {
         return f.lastTransaction().script(io.nftproxy.proxy.Capabilities.baseline());
     }
 
+    /** Each detector from flags reaches the tables; NodeCIDR takes the podCIDRs of the example's Node object. */
+    @Test
+    void theLocalTrafficDetectorFromTheFlagsReachesTheTables() {
+        assertTrue(ipv4Script("--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth")
+                .contains("add rule ip kube-proxy services ip daddr @cluster-ips iifname != \"veth*\" mark set mark or 0x4000"));
+        assertTrue(ipv4Script("--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0").contains("iifname != \"cbr0\""));
+        String nodeCidr = ipv4Script("--detect-local-mode=NodeCIDR");
+        assertTrue(nodeCidr.contains("ip daddr @cluster-ips ip saddr != 172.20.211.0/24 mark set"), nodeCidr);
+        assertTrue(!nodeCidr.contains("172.20.0.0/16"), "not the --cluster-cidr: " + nodeCidr);
+    }
+
+    /** The ip table that run --once applied with these flags, as the script that creates it. */
+    private String ipv4Script(String... flags) {
+        FakeNftClient f = new FakeNftClient();
+        List<String> args = new ArrayList<>(List.of("--once"));
+        args.addAll(List.of(flags));
+        Run r = run(fake(f), args.toArray(String[]::new));
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        return io.nftproxy.nft.Transaction.creating(f.dump(IpFamily.IPV4)).script(io.nftproxy.proxy.Capabilities.baseline());
+    }
+
     @Test
     void onceRefusesABadConfigFile() throws Exception {
         Path bad = dir.resolve("bad.yaml");
