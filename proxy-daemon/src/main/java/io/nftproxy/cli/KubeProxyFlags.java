@@ -73,8 +73,8 @@ final class KubeProxyFlags {
 
     @Option(names = "--bind-address", paramLabel = "IP",
             description = {"As kube-proxy's: an address that is not 0.0.0.0 or :: is this node's primary IP of its "
-                    + "family (over the Node object's); its family also picks the default healthz and metrics "
-                    + "addresses. Default: 0.0.0.0, or bindAddress from --config."})
+                    + "family and the primary family (over --node-ip and the Node object's addresses), as in "
+                    + "kube-proxy's nftables mode. Default: 0.0.0.0, or bindAddress from --config."})
     String bindAddress;
 
     @Option(names = "--conntrack-max-per-core", paramLabel = "N",

@@ -67,9 +67,11 @@ import java.util.concurrent.Callable;
                 "  nftproxy run --config /etc/nftproxy/config.yaml",
                 "  nftproxy run --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
-                "", "Exit codes: 0 applied (--once) or stopped by SIGTERM, 1 --manifests missing or unreadable, "
-                + "2 invalid flag or configuration, 3 nft unavailable, 4 permission denied, 5 transaction refused "
-                + "by nft or the kernel (--once; the daemon retries instead)."})
+                "", "Exit codes: 0 applied (--once), sysctls set (--init-only), configuration written "
+                + "(--write-config-to) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
+                + "--write-config-to file not writable, 2 invalid flag or configuration, 3 nft unavailable, "
+                + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
+                + "the daemon retries instead), 8 --cleanup while a daemon runs here."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
