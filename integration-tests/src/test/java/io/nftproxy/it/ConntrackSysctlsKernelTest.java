@@ -79,6 +79,43 @@ class ConntrackSysctlsKernelTest {
         }
     }
 
+    /**
+     * The daemon itself, started as systemd would (its own process in the namespace, kubeadm's file with its null
+     * conntrack fields), sets kube-proxy's defaults before its first sync: 24h established, 1h close-wait.
+     */
+    @Test
+    void theDaemonSetsKubeProxysDefaultsAtStart() throws Exception {
+        Map<String, String> hostBefore = read(null);
+        try (KernelNamespace ns = KernelNamespace.create("ctsys")) {
+            Assumptions.assumeFalse(writable(ns, "nf_conntrack_max"), "nf_conntrack_max is writable in a namespace here: it would be the host's");
+            String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            Path log = Files.createTempFile("nftp-ctsys-", ".log");
+            Process p = new ProcessBuilder("ip", "netns", "exec", ns.name(), javaBin, "-Dlog4j2.configurationFile=log4j2.xml",
+                    "-cp", System.getProperty("java.class.path"),
+                    "io.nftproxy.cli.Main", "run", "--config", "../proxy-daemon/src/test/resources/kubeadm-v1.36-kube-proxy-config.conf",
+                    "--manifests", "../examples", "--hostname-override", "k8s-node-1")
+                    .redirectErrorStream(true).redirectOutput(log.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+            String text;
+            try {
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (!Files.readString(log).contains("first sync done") && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(100);
+                text = Files.readString(log);
+                assertTrue(text.contains("first sync done"), text);
+                Map<String, String> inNs = read(ns);
+                assertEquals("86400", inNs.get("nf_conntrack_tcp_timeout_established"), text);
+                assertEquals("3600", inNs.get("nf_conntrack_tcp_timeout_close_wait"), text);
+            } finally {
+                p.destroy();
+                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly();
+                Files.deleteIfExists(log);
+            }
+            assertTrue(text.contains("level=WARN") && text.contains("nf_conntrack_max left at " + hostBefore.get("nf_conntrack_max"))
+                    || text.contains("nf_conntrack_max=" + hostBefore.get("nf_conntrack_max")), text);
+            assertEquals(hostBefore, read(null), "a sysctl of the host's own namespace changed");
+        }
+    }
+
     private static boolean writable(KernelNamespace ns, String name) throws IOException {
         KernelNamespace.Result r = ns.exec(Duration.ofSeconds(10), null, "stat", "-c", "%A", DIR + name);
         return r.ok() && r.stdout().strip().charAt(2) == 'w';
