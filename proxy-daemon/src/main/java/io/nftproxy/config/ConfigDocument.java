@@ -70,7 +70,11 @@ public final class ConfigDocument {
         return head + YAMLMapper.builder().build().writeValueAsString(of(c)).replaceFirst("^---\\s*\\n", "");
     }
 
-    /** {@code /configz}'s body: {@code {"kubeproxy.config.k8s.io": {...}}}, as kube-proxy serves its configuration. */
+    /**
+     * {@code /configz}'s body: {@code {"kubeproxy.config.k8s.io": {...}}}, the group name kube-proxy serves its
+     * configuration under. kube-proxy marshals its internal type, whose fields have no JSON names (BindAddress,
+     * Conntrack.MaxPerCore); this serves the v1alpha1 file's names instead, which an operator can put in a file.
+     */
     public static String configz(ProxyConfig c) {
         return JsonMapper.builder().build().writeValueAsString(Map.of("kubeproxy.config.k8s.io", of(c)));
     }
