@@ -56,6 +56,33 @@ class CleanupCommandKernelTest {
         assertEquals(others, otherTables(), "the other tables changed");
     }
 
+    /**
+     * A daemon holds the namespace's lock (the very lock nftproxy run takes at start): cleanup names it and deletes
+     * nothing, since the daemon would write the tables again at once; --force deletes them with a warning.
+     */
+    @Test
+    void whileADaemonRunsHereItRefusesUnlessForced() throws Exception {
+        CliRun rendered = CliRun.of("render", "--manifests", "../examples", "--hostname-override", "k8s-node-1");
+        ns.load(rendered.out());
+        try (io.nftproxy.netlink.lock.NetnsLock daemon = io.nftproxy.netlink.lock.NetnsLock.acquire(ns.name())) {
+            CliRun r = CliRun.of("cleanup", "--netns", ns.name());
+            assertEquals(ExitCodes.DAEMON_RUNNING, r.exit(), r::err);
+            assertTrue(r.err().contains("not deleting: a daemon writes the tables of this network namespace (pid "
+                    + ProcessHandle.current().pid()) && r.err().contains("--force"), r.err());
+            assertEquals(List.of("table inet filter", "table ip kube-proxy", "table ip nat", "table ip6 kube-proxy"), tables());
+            CliRun viaRun = CliRun.of("run", "--cleanup", "--hostname-override", "k8s-node-1", "--netns", ns.name());
+            assertEquals(ExitCodes.DAEMON_RUNNING, viaRun.exit(), viaRun::err);
+
+            CliRun forced = CliRun.of("cleanup", "--force", "--netns", ns.name());
+            assertEquals(ExitCodes.OK, forced.exit(), forced::err);
+            assertTrue(forced.err().contains("deleting them anyway (--force)"), forced.err());
+            assertEquals(List.of("table inet filter", "table ip nat"), tables());
+        }
+        // Once the daemon is gone, no --force is needed.
+        ns.load(rendered.out());
+        assertEquals(ExitCodes.OK, CliRun.of("cleanup", "--netns", ns.name()).exit());
+    }
+
     @Test
     void missingTablesAreFine() throws Exception {
         ns.load("add table ip6 kube-proxy\n");

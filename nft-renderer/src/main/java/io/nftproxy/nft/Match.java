@@ -26,6 +26,17 @@ public sealed interface Match {
     /** {@code meta l4proto tcp} */
     record ProtoIs(Protocol protocol) implements Match {}
 
+    /**
+     * {@code iifname "cbr0"}, {@code iifname != "veth*"}: the name of the interface the packet came in on; a
+     * trailing {@code *} matches every name with that prefix. On the output hook there is no input interface and
+     * neither form holds.
+     */
+    record IifName(String name, boolean negated) implements Match {
+        public boolean matches(String iif) {
+            return name.endsWith("*") ? iif.startsWith(name.substring(0, name.length() - 1)) : iif.equals(name);
+        }
+    }
+
     /** {@code fib saddr type local} / {@code fib daddr type local} */
     record FibLocal(Field field) implements Match {}
 

@@ -174,6 +174,8 @@ public final class NftSyntax {
                 }
         } else if (m instanceof Match.ProtoIs p) {
             sb.append("meta l4proto ").append(p.protocol().nftName());
+        } else if (m instanceof Match.IifName i) {
+            sb.append("iifname ").append(i.negated() ? "!= " : "").append('"').append(i.name()).append('"');
         } else if (m instanceof Match.FibLocal f) {
             sb.append("fib ").append(f.field() == Field.SADDR ? "saddr" : "daddr").append(" type local");
         } else if (m instanceof Match.MarkBits mb) {

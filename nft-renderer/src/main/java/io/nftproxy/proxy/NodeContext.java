@@ -11,10 +11,11 @@ import java.util.List;
  * What the proxy knows about the node it runs on. {@code nodePortAddresses} are CIDRs with "primary" already
  * resolved by the caller; a family with no CIDRs matches every local address (upstream's MatchAll).
  * {@code localAddresses} are the node's interface addresses, from which {@code nodeport-ips} is filled.
+ * {@code localTraffic} tells pod traffic from the rest; the cluster CIDRs when not given.
  */
 public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
                           List<IpPrefix> nodePortAddresses, List<IpAddress> localAddresses, boolean masqueradeAll,
-                          int masqueradeBit, boolean preferSameNodeEnabled) {
+                          int masqueradeBit, boolean preferSameNodeEnabled, LocalTraffic localTraffic) {
     public static final int DEFAULT_MASQUERADE_BIT = 14;
 
     public NodeContext {
@@ -23,9 +24,18 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
         clusterCidrs = List.copyOf(clusterCidrs);
         nodePortAddresses = List.copyOf(nodePortAddresses);
         localAddresses = List.copyOf(localAddresses);
+        if (localTraffic == null) localTraffic = LocalTraffic.bySource(clusterCidrs);
         if (masqueradeBit < 0 || masqueradeBit > 31) {
             throw new InvalidInputException("masqueradeBit", String.valueOf(masqueradeBit), "an integer 0..31");
         }
+    }
+
+    /** Pod traffic recognised by the cluster CIDRs (kube-proxy's default detector). */
+    public NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
+                       List<IpPrefix> nodePortAddresses, List<IpAddress> localAddresses, boolean masqueradeAll,
+                       int masqueradeBit, boolean preferSameNodeEnabled) {
+        this(nodeName, zone, nodeIPs, clusterCidrs, nodePortAddresses, localAddresses, masqueradeAll, masqueradeBit,
+                preferSameNodeEnabled, null);
     }
 
     /** A node with no addresses known and the upstream defaults otherwise. */
@@ -35,6 +45,9 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
     }
 
     public int masqueradeMark() { return 1 << masqueradeBit; }
+
+    /** The detector's match for pod traffic of {@code f} ({@code negated}: not from a pod), if it has one. */
+    public java.util.Optional<io.nftproxy.nft.Match> podTraffic(IpFamily f, boolean negated) { return localTraffic.match(f, negated); }
 
     public List<IpPrefix> clusterCidrs(IpFamily f) { return clusterCidrs.stream().filter(c -> c.family() == f).toList(); }
 
@@ -62,11 +75,11 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
 
     public NodeContext withZone(String newZone) {
         return new NodeContext(nodeName, newZone, nodeIPs, clusterCidrs, nodePortAddresses, localAddresses,
-                masqueradeAll, masqueradeBit, preferSameNodeEnabled);
+                masqueradeAll, masqueradeBit, preferSameNodeEnabled, localTraffic);
     }
 
     public NodeContext withLocalAddresses(List<IpAddress> addrs) {
         return new NodeContext(nodeName, zone, nodeIPs, clusterCidrs, nodePortAddresses, addrs,
-                masqueradeAll, masqueradeBit, preferSameNodeEnabled);
+                masqueradeAll, masqueradeBit, preferSameNodeEnabled, localTraffic);
     }
 }

@@ -327,6 +327,10 @@ public final class KernelTableParser {
             if (!op.equals("==")) throw new NotOurs("numgen " + op);
             return new Match.NumgenIs(mod, intIn(right, 0, mod - 1, "numgen value"));
         }
+        if (isMeta(left, "iifname")) {
+            if (!(right instanceof String name) || !(op.equals("==") || op.equals("!="))) throw new NotOurs("iifname form");
+            return new Match.IifName(name, op.equals("!="));
+        }
         if (l.containsKey("meta") && !isMeta(left, "l4proto")) throw new NotOurs("meta match");
         boolean negated;
         if (op.equals("==")) negated = false;

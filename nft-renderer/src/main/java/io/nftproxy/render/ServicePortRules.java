@@ -173,11 +173,8 @@ final class ServicePortRules {
             t.rule(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(clusterChain))), null));
             return;
         }
-        List<IpPrefix> pods = node.clusterCidrs(svc.family());
-        if (!pods.isEmpty()) {
-            t.rule(rule(chain, List.of(new Match.AddrIn(Field.SADDR, false, pods)),
-                    List.of(decide(Verdict.gotoChain(clusterChain))), "short-circuit pod traffic"));
-        }
+        node.podTraffic(svc.family(), false).ifPresent(pod -> t.rule(rule(chain, List.of(pod),
+                List.of(decide(Verdict.gotoChain(clusterChain))), "short-circuit pod traffic")));
         t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)), "masquerade local traffic"));
         t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(Verdict.gotoChain(clusterChain))),
                 "short-circuit local traffic"));

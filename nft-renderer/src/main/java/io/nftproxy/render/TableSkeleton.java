@@ -123,11 +123,11 @@ final class TableSkeleton {
 
     private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark) {
         Match toClusterIP = new Match.SetLookup(List.of(Field.DADDR), CLUSTER_IPS, false);
-        List<IpPrefix> podCidrs = node.clusterCidrs(family);
+        java.util.Optional<Match> notPod = node.podTraffic(family, true);
         if (node.masqueradeAll()) {
             t.rule(rule(SERVICES, List.of(toClusterIP), List.of(new Statement.MarkOr(mark)), "masquerade all clusterIP traffic"));
-        } else if (!podCidrs.isEmpty()) {
-            t.rule(rule(SERVICES, List.of(toClusterIP, new Match.AddrIn(Field.SADDR, true, podCidrs)),
+        } else if (notPod.isPresent()) {
+            t.rule(rule(SERVICES, List.of(toClusterIP, notPod.get()),
                     List.of(new Statement.MarkOr(mark)), "masquerade clusterIP traffic from outside cluster"));
         }
         t.rule(rule(SERVICES, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, SERVICE_IPS)), null));

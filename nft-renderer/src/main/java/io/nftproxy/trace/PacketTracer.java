@@ -347,6 +347,18 @@ public final class PacketTracer {
                 detail[0] = "meta l4proto " + packet.proto().nftName() + (p.protocol() == packet.proto() ? "" : " is not " + p.protocol().nftName());
                 return p.protocol() == packet.proto();
             }
+            if (m instanceof Match.IifName i) {
+                // The tracer knows where a packet enters, not the interface's name: a pod's packet enters on the
+                // pods' interface the detector names, an off-node one on another, a local process's on none.
+                String text = "iifname " + (i.negated() ? "!= " : "") + "\"" + i.name() + "\"";
+                if (packet.origin() == Origin.HOST) {
+                    detail[0] = text + " does not hold: a local process's packet has no input interface";
+                    return false;
+                }
+                boolean pods = packet.origin() == Origin.POD;
+                detail[0] = text + ": the packet enters on " + (pods ? "a pod's interface" : "an interface that is not a pod's");
+                return pods != i.negated();
+            }
             if (m instanceof Match.FibLocal f) {
                 IpAddress addr = f.field() == Field.SADDR ? packet.src() : dst;
                 boolean loc = isLocal(addr);

@@ -4,6 +4,7 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.trace.Origin;
@@ -184,6 +185,42 @@ public final class GoldenScenarios {
                 reject("NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30081, "reject-chain"),
                 reject("NodePort from the host", HOST, NODE_IP, NODE_IP, "tcp", 30081, "reject-chain"),
                 reject("ClusterIP from a pod", POD, POD_IP, "172.30.48.157", "tcp", 80, "reject-chain"))));
+        // kube-proxy's other local-traffic detectors: the same cluster under each; only the detector's match differs.
+        ClusterSnapshot detectCluster = cluster()
+                .service(svc("ns1", "svc1").clusterIP("172.30.0.41").port("p80", "TCP", 80).build())
+                .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 8080).ready("10.180.0.3", OTHER_NODE).build())
+                .service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080)
+                        .externalLocal().build())
+                .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080)
+                        .ready("10.172.15.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                .snapshot();
+        s.add(new Scenario("detect-local-node-cidr", "detectLocalMode NodeCIDR: this node's podCIDRs, not the cluster's",
+                detectCluster, with(node, n -> detector(n, LocalTraffic.bySource(
+                        List.of(IpPrefix.parse("10.0.9.0/24"), IpPrefix.parse("fd00:10::9:0/112"))))), flows(
+                dnat("ClusterIP from a pod of this node", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
+                dnat("ClusterIP from a pod of another node is masqueraded", EXTERNAL, "10.0.5.5", "172.30.0.41", "tcp", 80, "yes",
+                        "10.180.0.3:8080"),
+                dnat("NodePort eTP=Local from a pod of this node: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
+                        "10.172.15.0:8080", "10.211.48.0:8080"),
+                dnat("NodePort eTP=Local from a pod of another node: local endpoint only", EXTERNAL, "10.0.5.5", NODE_IP, "tcp",
+                        30080, "no", "10.211.48.0:8080"))));
+        s.add(new Scenario("detect-local-bridge-interface", "detectLocalMode BridgeInterface: what enters on cbr0 is a pod's",
+                detectCluster, with(node, n -> detector(n, LocalTraffic.byInterface("cbr0", false))), flows(
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
+                dnat("ClusterIP from off-node, even from a cluster address", EXTERNAL, "10.0.5.5", "172.30.0.41", "tcp", 80, "yes",
+                        "10.180.0.3:8080"),
+                dnat("ClusterIP from the host: no input interface, not marked", HOST, NODE_IP, "172.30.0.41", "tcp", 80, "no",
+                        "10.180.0.3:8080"),
+                dnat("NodePort eTP=Local from a pod: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
+                        "10.172.15.0:8080", "10.211.48.0:8080"))));
+        s.add(new Scenario("detect-local-interface-name-prefix", "detectLocalMode InterfaceNamePrefix: what enters on veth* is a pod's",
+                detectCluster, with(node, n -> detector(n, LocalTraffic.byInterface("veth", true))), flows(
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
+                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.180.0.3:8080"),
+                dnat("NodePort eTP=Local from off-node: local endpoint only", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "no",
+                        "10.211.48.0:8080"),
+                dnat("NodePort eTP=Local from a pod: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
+                        "10.172.15.0:8080", "10.211.48.0:8080"))));
         s.add(new Scenario("nodeport-match-all", "nodePortAddresses 0.0.0.0/0 and ::/0: fib daddr type local, no nodeport-ips set",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080).build())
                         .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.172.15.0", OTHER_NODE).build())
@@ -456,6 +493,11 @@ public final class GoldenScenarios {
     }
 
     private static NodeContext with(NodeContext n, UnaryOperator<NodeContext> f) { return f.apply(n); }
+
+    private static NodeContext detector(NodeContext n, LocalTraffic d) {
+        return new NodeContext(n.nodeName(), n.zone(), n.nodeIPs(), n.clusterCidrs(), n.nodePortAddresses(), n.localAddresses(),
+                n.masqueradeAll(), n.masqueradeBit(), n.preferSameNodeEnabled(), d);
+    }
 
     private static List<Flow> flows(Flow... flows) { return List.of(flows); }
 

@@ -27,11 +27,13 @@ import java.util.concurrent.Callable;
         description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, and nothing "
                 + "else: other tables (firewalls, CNI rules) are left alone. A missing table is fine. Needs CAP_NET_ADMIN.",
                 "",
-                "Stop the daemon first, or it writes the tables again at once.",
+                "While an nftproxy daemon runs in this network namespace it would write the tables again at once: "
+                        + "cleanup then says which process it is and deletes nothing, unless --force.",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy cleanup",
-                "", "Exit codes: 0 both tables gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel refused."})
+                "", "Exit codes: 0 both tables gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel "
+                + "refused, 8 a daemon runs here (nothing deleted; --force deletes all the same)."})
 public final class CleanupCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -40,6 +42,10 @@ public final class CleanupCommand implements Callable<Integer> {
             converter = RunCommand.ModeConverter.class,
             description = {"How to talk to nftables: 'library', 'exec' or 'auto'. Default: ${DEFAULT-VALUE}."})
     NftClients.Mode nftMode;
+
+    @Option(names = "--force",
+            description = {"Delete the tables even while a daemon runs in this network namespace (it writes them again)."})
+    boolean force;
 
     /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it. */
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
@@ -56,6 +62,22 @@ public final class CleanupCommand implements Callable<Integer> {
 
     /** Also {@code run --cleanup}, kube-proxy's spelling. */
     int cleanup(PrintWriter out, PrintWriter err) {
+        java.util.Optional<String> daemon;
+        try {
+            daemon = io.nftproxy.netlink.lock.NetnsLock.holder(netns);
+        } catch (java.io.IOException e) {
+            err.println("warning: cannot tell whether a daemon runs here: " + e.getMessage());
+            daemon = java.util.Optional.empty();
+        }
+        if (daemon.isPresent()) {
+            if (!force) {
+                err.println("nftproxy: not deleting: a daemon writes the tables of this network namespace (" + daemon.get()
+                        + ") and would write them again at once; stop it first, or give --force");
+                return ExitCodes.DAEMON_RUNNING;
+            }
+            err.println("warning: a daemon writes the tables of this network namespace (" + daemon.get()
+                    + "); deleting them anyway (--force): it will write them again");
+        }
         NftClients.Selection selection = RunCommand.openOrExplain(clients, nftMode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {

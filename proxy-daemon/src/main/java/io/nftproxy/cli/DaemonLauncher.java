@@ -76,11 +76,12 @@ final class DaemonLauncher {
         try {
             daemon.start(source(config));
             LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
-                            + "clusterCIDR={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
+                            + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
                     config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", client.describe(),
                     cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
+                    detector(config),
                     join(config.nodePortAddresses()), GoDuration.format(config.minSyncPeriod()), GoDuration.format(config.syncPeriod()));
             stopped.await();
             return ExitCodes.OK;
@@ -128,6 +129,15 @@ final class DaemonLauncher {
         if (a.getPort() == 0) return "off";
         String host = a.getAddress().getHostAddress();
         return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+    }
+
+    /** The detector and its interface, as given: {@code BridgeInterface:cbr0}, {@code InterfaceNamePrefix:veth}. */
+    private static String detector(ProxyConfig c) {
+        return switch (c.detectLocal().mode()) {
+            case io.nftproxy.config.LocalDetection.BRIDGE_INTERFACE -> c.detectLocal().mode() + ":" + c.detectLocal().bridgeInterface();
+            case io.nftproxy.config.LocalDetection.INTERFACE_NAME_PREFIX -> c.detectLocal().mode() + ":" + c.detectLocal().interfaceNamePrefix();
+            default -> c.detectLocal().mode();
+        };
     }
 
     private static String join(List<?> items) { return String.join(",", items.stream().map(String::valueOf).toList()); }

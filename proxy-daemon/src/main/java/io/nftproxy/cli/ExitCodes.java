@@ -22,5 +22,8 @@ public final class ExitCodes {
      */
     public static final int DEMO_FAILED = 7;
 
+    /** {@code cleanup} refused: a daemon runs in this network namespace and would write the tables again (--force overrides). */
+    public static final int DAEMON_RUNNING = 8;
+
     private ExitCodes() {}
 }

@@ -1,7 +1,12 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.config.ConfigException;
+import io.nftproxy.config.ConntrackSettings;
 import io.nftproxy.config.GoDuration;
+import io.nftproxy.config.LocalDetection;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
 import picocli.CommandLine.Option;
 
 import java.time.Duration;
@@ -19,14 +24,12 @@ import java.util.Map;
 final class KubeProxyFlags {
     /** kube-proxy 1.36 flags without a meaning in nftproxy, and why: what an operator should do instead. */
     static final Map<String, String> NOT_APPLICABLE = Map.ofEntries(
-            Map.entry("--bind-address", "nftproxy does not take the node's primary IP from it; give --node-ip"),
             Map.entry("--healthz-port", "removed in kube-proxy too; give --healthz-bind-address IP:PORT"),
             Map.entry("--metrics-port", "removed in kube-proxy too; give --metrics-bind-address IP:PORT"),
             Map.entry("--oom-score-adj", "the daemon does not change its own OOM score; set OOMScoreAdjust= in the systemd unit"),
             Map.entry("--feature-gates", "nftproxy has no feature gates; what it implements is always on"),
             Map.entry("--profiling", "nftproxy serves no /debug/pprof endpoints"),
             Map.entry("--show-hidden-metrics-for-version", "nftproxy has no hidden metrics"),
-            Map.entry("--write-config-to", "not implemented; the effective configuration is in the start line"),
             Map.entry("--master", "give the API server in the kubeconfig (--kubeconfig)"),
             Map.entry("--kube-api-qps", "nftproxy lists once and then watches; it has no client-side rate limit"),
             Map.entry("--kube-api-burst", "nftproxy lists once and then watches; it has no client-side rate limit"),
@@ -42,8 +45,6 @@ final class KubeProxyFlags {
             Map.entry("--ipvs-tcp-timeout", "kube-proxy's ipvs mode only"),
             Map.entry("--ipvs-tcpfin-timeout", "kube-proxy's ipvs mode only"),
             Map.entry("--ipvs-udp-timeout", "kube-proxy's ipvs mode only"),
-            Map.entry("--pod-bridge-interface", "the BridgeInterface detector is not implemented; --detect-local-mode ClusterCIDR only"),
-            Map.entry("--pod-interface-name-prefix", "the InterfaceNamePrefix detector is not implemented; --detect-local-mode ClusterCIDR only"),
             Map.entry("--vmodule", "nftproxy has one verbosity for all its code; give -v"),
             Map.entry("--log-flush-frequency", "nftproxy writes each line as it is logged"),
             Map.entry("--log-json-info-buffer-size", "nftproxy writes each line as it is logged"),
@@ -51,45 +52,70 @@ final class KubeProxyFlags {
             Map.entry("--log-json-split-stream", "every line goes to stderr"),
             Map.entry("--log-text-split-stream", "every line goes to stderr"));
 
-    private static final String CONNTRACK = "nftproxy sets no conntrack sysctls; set net.netfilter.nf_conntrack_* on "
-            + "the node instead (docs/migrating-from-kube-proxy.md)";
-
     @Option(names = "--proxy-mode", paramLabel = "nftables",
             description = {"kube-proxy's proxy mode; nftables is the one nftproxy implements (anything else is refused)."})
     String proxyMode;
 
-    @Option(names = "--detect-local-mode", paramLabel = "ClusterCIDR",
-            description = {"How pod traffic is recognised: ClusterCIDR (from --cluster-cidr), the only detector implemented."})
+    @Option(names = "--detect-local-mode", paramLabel = "MODE",
+            description = {"How pod traffic is recognised: ClusterCIDR (source in --cluster-cidr), NodeCIDR (source in "
+                    + "the Node object's spec.podCIDRs), BridgeInterface (enters on --pod-bridge-interface) or "
+                    + "InterfaceNamePrefix (enters on an interface named --pod-interface-name-prefix*). Default: "
+                    + "ClusterCIDR, or detectLocalMode from --config."})
     String detectLocalMode;
 
-    @Option(names = "--conntrack-max-per-core", paramLabel = "N", hidden = true)
+    @Option(names = "--pod-bridge-interface", paramLabel = "NAME",
+            description = {"The bridge the node's pods are attached to, for --detect-local-mode=BridgeInterface."})
+    String podBridgeInterface;
+
+    @Option(names = "--pod-interface-name-prefix", paramLabel = "PREFIX",
+            description = {"The name prefix of the pods' interfaces (such as veth), for --detect-local-mode=InterfaceNamePrefix."})
+    String podInterfaceNamePrefix;
+
+    @Option(names = "--bind-address", paramLabel = "IP",
+            description = {"As kube-proxy's: an address that is not 0.0.0.0 or :: is this node's primary IP of its "
+                    + "family and the primary family (over --node-ip and the Node object's addresses), as in "
+                    + "kube-proxy's nftables mode. Default: 0.0.0.0, or bindAddress from --config."})
+    String bindAddress;
+
+    @Option(names = "--conntrack-max-per-core", paramLabel = "N",
+            description = {"nf_conntrack_max is N times the CPUs (at least --conntrack-min); 0 leaves it alone. Default: 32768."})
     Integer conntrackMaxPerCore;
 
-    @Option(names = "--conntrack-min", paramLabel = "N", hidden = true)
+    @Option(names = "--conntrack-min", paramLabel = "N",
+            description = {"The least nf_conntrack_max set from --conntrack-max-per-core. Default: 131072."})
     Integer conntrackMin;
 
-    @Option(names = "--conntrack-tcp-timeout-established", paramLabel = "DURATION", hidden = true)
+    @Option(names = "--conntrack-tcp-timeout-established", paramLabel = "DURATION",
+            description = {"nf_conntrack_tcp_timeout_established; 0 leaves it alone. Default: 24h."})
     String conntrackTcpEstablished;
 
-    @Option(names = "--conntrack-tcp-timeout-close-wait", paramLabel = "DURATION", hidden = true)
+    @Option(names = "--conntrack-tcp-timeout-close-wait", paramLabel = "DURATION",
+            description = {"nf_conntrack_tcp_timeout_close_wait; 0 leaves it alone. Default: 1h."})
     String conntrackTcpCloseWait;
 
-    @Option(names = "--conntrack-tcp-be-liberal", arity = "0..1", fallbackValue = "true", hidden = true)
+    @Option(names = "--conntrack-tcp-be-liberal", arity = "0..1", fallbackValue = "true",
+            description = {"Set nf_conntrack_tcp_be_liberal to 1 (false leaves it alone). Default: false."})
     Boolean conntrackTcpBeLiberal;
 
-    @Option(names = "--conntrack-udp-timeout", paramLabel = "DURATION", hidden = true)
+    @Option(names = "--conntrack-udp-timeout", paramLabel = "DURATION",
+            description = {"nf_conntrack_udp_timeout; 0 leaves it alone. Default: 0."})
     String conntrackUdpTimeout;
 
-    @Option(names = "--conntrack-udp-timeout-stream", paramLabel = "DURATION", hidden = true)
+    @Option(names = "--conntrack-udp-timeout-stream", paramLabel = "DURATION",
+            description = {"nf_conntrack_udp_timeout_stream; 0 leaves it alone. Default: 0."})
     String conntrackUdpStreamTimeout;
 
+    @Option(names = "--write-config-to", paramLabel = "FILE",
+            description = {"Write the effective configuration (defaults, --config, flags) to FILE as a "
+                    + "KubeProxyConfiguration and exit; --config FILE reads it back to the same configuration."})
+    java.nio.file.Path writeConfigTo;
+
     /** Takes the value, if any, of every not-applicable flag, so that {@link #check} can name the one given. */
-    @Option(names = {"--bind-address", "--healthz-port", "--metrics-port", "--oom-score-adj", "--feature-gates",
-            "--show-hidden-metrics-for-version", "--write-config-to", "--master", "--kube-api-qps", "--kube-api-burst",
+    @Option(names = {"--healthz-port", "--metrics-port", "--oom-score-adj", "--feature-gates",
+            "--show-hidden-metrics-for-version", "--master", "--kube-api-qps", "--kube-api-burst",
             "--kube-api-content-type", "--config-sync-period", "--iptables-masquerade-bit", "--ipvs-scheduler",
             "--ipvs-sync-period", "--ipvs-min-sync-period", "--ipvs-exclude-cidrs", "--ipvs-tcp-timeout",
-            "--ipvs-tcpfin-timeout", "--ipvs-udp-timeout", "--pod-bridge-interface", "--pod-interface-name-prefix",
-            "--vmodule", "--log-flush-frequency", "--log-json-info-buffer-size", "--log-text-info-buffer-size"},
+            "--ipvs-tcpfin-timeout", "--ipvs-udp-timeout", "--vmodule", "--log-flush-frequency", "--log-json-info-buffer-size", "--log-text-info-buffer-size"},
             hidden = true, paramLabel = "VALUE")
     List<String> notApplicableValued;
 
@@ -111,30 +137,40 @@ final class KubeProxyFlags {
         if (proxyMode != null && !proxyMode.equals("nftables")) {
             throw new ConfigException("--proxy-mode", proxyMode, "nftables (nftproxy implements kube-proxy's nftables mode only)");
         }
-        if (detectLocalMode != null && !detectLocalMode.equals("ClusterCIDR")) {
-            String why = List.of("NodeCIDR", "BridgeInterface", "InterfaceNamePrefix").contains(detectLocalMode)
-                    ? "ClusterCIDR (the " + detectLocalMode + " detector is not implemented)" : "ClusterCIDR";
-            throw new ConfigException("--detect-local-mode", detectLocalMode, why);
-        }
-        // kube-proxy's "leave it as it is" values are what nftproxy does, so they pass; anything else asks for a sysctl.
-        if (conntrackMaxPerCore != null && conntrackMaxPerCore != 0) {
-            throw new ConfigException("--conntrack-max-per-core", conntrackMaxPerCore, "0 (leave the limit as it is): " + CONNTRACK);
-        }
-        if (conntrackMin != null && conntrackMaxPerCore == null) {
-            throw new ConfigException("--conntrack-min", conntrackMin, "only with --conntrack-max-per-core=0, which ignores it: " + CONNTRACK);
-        }
-        zeroDuration("--conntrack-tcp-timeout-established", conntrackTcpEstablished);
-        zeroDuration("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait);
-        zeroDuration("--conntrack-udp-timeout", conntrackUdpTimeout);
-        zeroDuration("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout);
-        if (Boolean.TRUE.equals(conntrackTcpBeLiberal)) {
-            throw new ConfigException("--conntrack-tcp-be-liberal", true, "false: " + CONNTRACK);
-        }
     }
 
-    private static void zeroDuration(String flag, String value) {
-        if (value == null) return;
+    /** The flags given, over the file's values in {@code b}; the result is validated with the rest. */
+    void applyTo(ProxyConfig.Builder b) {
+        LocalDetection d = b.detectLocal;
+        b.detectLocal = new LocalDetection(detectLocalMode != null ? detectLocalMode : d.mode(),
+                podBridgeInterface != null ? podBridgeInterface : d.bridgeInterface(),
+                podInterfaceNamePrefix != null ? podInterfaceNamePrefix : d.interfaceNamePrefix());
+        if (bindAddress != null) {
+            try {
+                b.bindAddress = IpAddress.parse(bindAddress);
+            } catch (InvalidInputException e) {
+                throw new ConfigException("--bind-address", bindAddress, "an IP address such as 0.0.0.0 or 192.168.10.20");
+            }
+        }
+        ConntrackSettings c = b.conntrack;
+        if (conntrackMaxPerCore != null) c = c.withMaxPerCore(nonNegative("--conntrack-max-per-core", conntrackMaxPerCore));
+        if (conntrackMin != null) c = c.withMin(nonNegative("--conntrack-min", conntrackMin));
+        if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(duration("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
+        if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(duration("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
+        if (conntrackTcpBeLiberal != null) c = c.withTcpBeLiberal(conntrackTcpBeLiberal);
+        if (conntrackUdpTimeout != null) c = c.withUdpTimeout(duration("--conntrack-udp-timeout", conntrackUdpTimeout));
+        if (conntrackUdpStreamTimeout != null) c = c.withUdpStreamTimeout(duration("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout));
+        b.conntrack = c;
+    }
+
+    private static int nonNegative(String flag, int v) {
+        if (v < 0) throw new ConfigException(flag, v, "an integer >= 0 (0 leaves nf_conntrack_max alone)");
+        return v;
+    }
+
+    private static Duration duration(String flag, String value) {
         Duration d = GoDuration.parse(flag, value);
-        if (!d.isZero()) throw new ConfigException(flag, value, "0 (leave the timeout as it is): " + CONNTRACK);
+        if (d.isNegative()) throw new ConfigException(flag, value, "a duration >= 0 (0 leaves the sysctl alone)");
+        return d;
     }
 }

@@ -12,6 +12,7 @@ import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.node.ConntrackSysctls;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.sync.ProxySync;
@@ -52,9 +53,13 @@ import java.util.concurrent.Callable;
                         + "from --manifests, then stale UDP conntrack entries deleted. Whatever the kernel already "
                         + "holds correctly is left untouched; anything else nftproxy did not write is replaced.",
                 "",
+                "Before the daemon starts it sets the conntrack sysctls as kube-proxy does (--conntrack-*, conntrack.* "
+                        + "in --config; 0 leaves one as it is); --init-only does only that.",
+                "",
                 "kube-proxy's flags for nftables mode are accepted under their names (--proxy-mode=nftables, -v N, "
-                        + "--logging-format, --cleanup, --init-only, --detect-local-mode, --conntrack-* at their "
-                        + "leave-as-is values); one that does not apply is refused with the reason.",
+                        + "--logging-format, --cleanup, --init-only, --detect-local-mode, --pod-bridge-interface, "
+                        + "--pod-interface-name-prefix, --bind-address, --conntrack-*, --write-config-to); one that "
+                        + "does not apply is refused with the reason.",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig \\",
@@ -62,9 +67,11 @@ import java.util.concurrent.Callable;
                 "  nftproxy run --config /etc/nftproxy/config.yaml",
                 "  nftproxy run --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
-                "", "Exit codes: 0 applied (--once) or stopped by SIGTERM, 1 --manifests missing or unreadable, "
-                + "2 invalid flag or configuration, 3 nft unavailable, 4 permission denied, 5 transaction refused "
-                + "by nft or the kernel (--once; the daemon retries instead)."})
+                "", "Exit codes: 0 applied (--once), sysctls set (--init-only), configuration written "
+                + "(--write-config-to) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
+                + "--write-config-to file not writable, 2 invalid flag or configuration, 3 nft unavailable, "
+                + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
+                + "the daemon retries instead), 8 --cleanup while a daemon runs here."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
@@ -84,6 +91,14 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     ClientFactory clients() { return clients; }
+
+    /** Where the conntrack sysctls are read and written ({@code netns} null: this namespace); a seam for tests. */
+    @FunctionalInterface
+    public interface SysctlsFactory {
+        ConntrackSysctls.Access open(String netns);
+    }
+
+    static final SysctlsFactory KERNEL_SYSCTLS = netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);
 
     static final ClientFactory KERNEL = new ClientFactory() {
         @Override public NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
@@ -110,8 +125,9 @@ public final class RunCommand implements Callable<Integer> {
     boolean cleanup;
 
     @Option(names = "--init-only",
-            description = "As kube-proxy's --init-only: check the configuration and exit. nftproxy has no privileged "
-                    + "initialisation (it sets no sysctls), so the daemon runs with CAP_NET_ADMIN alone.")
+            description = "As kube-proxy's --init-only: set the conntrack sysctls (the step that needs more than "
+                    + "CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
+                    + "set and needs CAP_NET_ADMIN alone.")
     boolean initOnly;
 
     @Mixin
@@ -166,10 +182,14 @@ public final class RunCommand implements Callable<Integer> {
     String netns;
 
     private final ClientFactory clients;
+    private final SysctlsFactory sysctls;
 
-    public RunCommand() { this(KERNEL); }
+    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS); }
 
-    public RunCommand(ClientFactory clients) { this.clients = clients; }
+    public RunCommand(ClientFactory clients, SysctlsFactory sysctls) {
+        this.clients = clients;
+        this.sysctls = sysctls;
+    }
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
 
@@ -186,19 +206,57 @@ public final class RunCommand implements Callable<Integer> {
         }
         rc.config().logging().apply();
         rc.notes().forEach(n -> log.atLevel(n.level()).log("config {}", n));
-        if (initOnly) {
-            // kube-proxy sets conntrack sysctls here, the only step that needs more than CAP_NET_ADMIN; nftproxy sets none.
-            out.println("configuration valid; nothing to initialise: nftproxy sets no sysctls, the daemon needs only CAP_NET_ADMIN");
-            return ExitCodes.OK;
-        }
+        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
             c.nftMode = nftMode;
             c.netns = netns;
             return c.cleanup(out, err);
         }
-        if (!once) return new DaemonLauncher(this).run(rc, err);
-        return once(rc, out, err);
+        if (initOnly) return setConntrackSysctls(rc.config(), out, err);
+        if (once) return once(rc, out, err);
+        int set = setConntrackSysctls(rc.config(), null, err);
+        return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(rc, err);
+    }
+
+    /** As kube-proxy's --write-config-to: the effective configuration as a KubeProxyConfiguration, then exit. */
+    private int writeConfig(ProxyConfig c, PrintWriter out, PrintWriter err) {
+        Path to = kubeProxyFlags.writeConfigTo;
+        try {
+            java.nio.file.Files.writeString(to, io.nftproxy.config.ConfigDocument.yaml(c));
+        } catch (IOException e) {
+            err.println("nftproxy: --write-config-to " + to + ": cannot be written (" + e.getMessage() + ")");
+            return ExitCodes.INPUT_UNREADABLE;
+        }
+        out.println("wrote the effective configuration to " + to);
+        return ExitCodes.OK;
+    }
+
+    /**
+     * kube-proxy's start-up step: the conntrack sysctls, before anything else. Each change is logged; with
+     * {@code --init-only} also printed on {@code out} (null otherwise). A sysctl that cannot be written where the
+     * kernel offers it stops the start, as in kube-proxy.
+     */
+    private int setConntrackSysctls(ProxyConfig c, PrintWriter out, PrintWriter err) {
+        List<ConntrackSysctls.Outcome> done;
+        try {
+            done = ConntrackSysctls.apply(ConntrackSysctls.plan(c.conntrack(), ConntrackSysctls.cpus()), sysctls.open(netns));
+        } catch (IOException e) {
+            err.println("nftproxy: conntrack sysctls: " + e.getMessage());
+            return e instanceof java.nio.file.AccessDeniedException ? ExitCodes.PERMISSION_DENIED : ExitCodes.INPUT_UNREADABLE;
+        }
+        for (ConntrackSysctls.Outcome o : done) {
+            if (o.status() == ConntrackSysctls.Status.NOT_SETTABLE_HERE) {
+                log.warn("conntrack sysctl {}; set conntrack.maxPerCore: 0 (--conntrack-max-per-core=0) to leave it alone", o);
+            } else if (o.status() == ConntrackSysctls.Status.HASHSIZE_NOT_SET) {
+                log.warn("{}", o);
+            } else if (o.status() == ConntrackSysctls.Status.SET) {
+                log.info("conntrack sysctl {}", o);
+            }
+            if (out != null) out.println("conntrack sysctl " + o);
+        }
+        if (out != null && done.isEmpty()) out.println("conntrack sysctls: none to set (every conntrack setting is 0)");
+        return ExitCodes.OK;
     }
 
     /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */

@@ -82,6 +82,7 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
                 throw new ConfigException("--logging-format", cmd.loggingFormat, "text or json");
             }
         }
+        cmd.kubeProxyFlags.applyTo(b);
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
         ProxyConfig c = b.build().validate();
         try {
@@ -96,7 +97,7 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
             }
         }
         NodeSettings node = new NodeSettings(c.hostnameOverride(), n.nodeIPs, c.clusterCidrs(), c.nodePortAddresses(),
-                c.masqueradeAll(), c.masqueradeBit());
+                c.masqueradeAll(), c.masqueradeBit(), c.bindAddress(), c.detectLocal());
         return new RunConfiguration(c, node, notes);
     }
 

@@ -75,7 +75,9 @@ public final class ConfigFile {
         if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
         ProxyConfig.Builder b = base.toBuilder();
         // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
-        IpFamily family = field("bindAddress", () -> bindAddress(root.get("bindAddress")), IpFamily.IPV4);
+        IpAddress bind = field("bindAddress", () -> bindAddress(root.get("bindAddress")), null);
+        if (bind != null) b.bindAddress = bind;
+        IpFamily family = bind == null ? IpFamily.IPV4 : bind.family();
         for (Map.Entry<String, JsonNode> e : root.properties()) {
             String k = e.getKey();
             JsonNode v = e.getValue();
@@ -103,12 +105,14 @@ public final class ConfigFile {
             }
             case "detectLocalMode" -> {
                 String m = str(k, v);
-                if (!m.isEmpty() && !m.equals("ClusterCIDR")) throw new ConfigException(k, m, "ClusterCIDR (the only detector nftproxy implements)");
+                if (m.isEmpty()) break;
+                if (!LocalDetection.MODES.contains(m)) throw new ConfigException(k, m, String.join(", ", LocalDetection.MODES));
+                b.detectLocal = new LocalDetection(m, b.detectLocal.bridgeInterface(), b.detectLocal.interfaceNamePrefix());
             }
-            case "detectLocal" -> detectLocal(v);
+            case "detectLocal" -> detectLocal(v, b);
             case "clientConnection" -> clientConnection(v, b);
             case "nftables" -> nftables(v, b);
-            case "conntrack" -> conntrack(v);
+            case "conntrack" -> conntrack(v, b);
             case "logging" -> logging(v, b);
             case "iptables", "ipvs", "winkernel" -> {
                 obj(k, v);
@@ -146,30 +150,32 @@ public final class ConfigFile {
         }
     }
 
-    /** kube-proxy's defaulting of an empty bindAddress is 0.0.0.0; its family picks the servers' default addresses. */
-    private IpFamily bindAddress(JsonNode v) {
+    /**
+     * kube-proxy's defaulting of an empty bindAddress is 0.0.0.0; its family picks the servers' default addresses,
+     * and an address that is not unspecified is this node's primary IP of its family (null: not given).
+     */
+    private static IpAddress bindAddress(JsonNode v) {
         String s = str("bindAddress", v);
-        if (s.isEmpty()) return IpFamily.IPV4;
-        IpAddress ip;
+        if (s.isEmpty()) return null;
         try {
-            ip = IpAddress.parse(s);
+            return IpAddress.parse(s);
         } catch (InvalidInputException e) {
             throw new ConfigException("bindAddress", s, "an IP address such as 0.0.0.0 or ::");
         }
-        if (!ip.isUnspecified()) {
-            note(Level.WARN, "bindAddress", s + " is not used as this node's primary IP, as kube-proxy would: give "
-                    + "--node-ip " + s + " (only its family is used, for the default healthz and metrics addresses)");
-        }
-        return ip.family();
     }
 
-    private void detectLocal(JsonNode v) {
+    /** The settings of the interface detectors; each is read only by the detectLocalMode of its name, as in kube-proxy. */
+    private void detectLocal(JsonNode v, ProxyConfig.Builder b) {
         for (Map.Entry<String, JsonNode> e : obj("detectLocal", v).properties()) {
             String f = "detectLocal." + e.getKey();
             field(f, () -> {
-                if (!Set.of("bridgeInterface", "interfaceNamePrefix").contains(e.getKey())) throw unknown(f);
-                // As in kube-proxy: read only by the detector of the same name, which detectLocalMode refuses.
-                if (!str(f, e.getValue()).isEmpty()) note(Level.INFO, f, "ignored: used only by detectLocalMode " + capitalised(e.getKey()));
+                String s = str(f, e.getValue());
+                LocalDetection d = b.detectLocal;
+                switch (e.getKey()) {
+                    case "bridgeInterface" -> b.detectLocal = new LocalDetection(d.mode(), s, d.interfaceNamePrefix());
+                    case "interfaceNamePrefix" -> b.detectLocal = new LocalDetection(d.mode(), d.bridgeInterface(), s);
+                    default -> throw unknown(f);
+                }
                 return null;
             }, null);
         }
@@ -221,35 +227,34 @@ public final class ConfigFile {
     }
 
     /**
-     * kube-proxy sets conntrack sysctls from these (with defaults when null); nftproxy sets none, so an explicit value
-     * is a behaviour the operator asked for and does not get: one WARN per field. docs/migrating-from-kube-proxy.md
-     * says what to set instead.
+     * The conntrack sysctls set at start, as kube-proxy's: a null or absent field keeps kube-proxy's default, an
+     * explicit 0 leaves that sysctl as it is.
      */
-    private void conntrack(JsonNode v) {
+    private void conntrack(JsonNode v, ProxyConfig.Builder b) {
         for (Map.Entry<String, JsonNode> e : obj("conntrack", v).properties()) {
             String f = "conntrack." + e.getKey();
             JsonNode x = e.getValue();
             field(f, () -> {
-                String set = switch (e.getKey()) {
-                    case "maxPerCore", "min" -> {
-                        if (x.isNull()) yield null;
-                        if (!x.isIntegralNumber() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0, or null");
-                        yield x.intValue() == 0 ? null : x.asString();
-                    }
-                    case "tcpEstablishedTimeout", "tcpCloseWaitTimeout", "udpTimeout", "udpStreamTimeout" -> {
-                        Duration d = duration(f, x);
-                        yield d.isZero() ? null : GoDuration.format(d);
-                    }
-                    case "tcpBeLiberal" -> bool(f, x) ? "true" : null;
+                if (x.isNull()) return null;
+                ConntrackSettings c = b.conntrack;
+                b.conntrack = switch (e.getKey()) {
+                    case "maxPerCore" -> c.withMaxPerCore(count(f, x));
+                    case "min" -> c.withMin(count(f, x));
+                    case "tcpEstablishedTimeout" -> c.withTcpEstablishedTimeout(duration(f, x));
+                    case "tcpCloseWaitTimeout" -> c.withTcpCloseWaitTimeout(duration(f, x));
+                    case "tcpBeLiberal" -> c.withTcpBeLiberal(bool(f, x));
+                    case "udpTimeout" -> c.withUdpTimeout(duration(f, x));
+                    case "udpStreamTimeout" -> c.withUdpStreamTimeout(duration(f, x));
                     default -> throw unknown(f);
                 };
-                if (set != null) {
-                    note(Level.WARN, f, set + " not applied: nftproxy sets no conntrack sysctls; set the matching "
-                            + "net.netfilter.nf_conntrack_* sysctl on the node instead");
-                }
                 return null;
             }, null);
         }
+    }
+
+    private static int count(String f, JsonNode x) {
+        if (!x.isIntegralNumber() || !x.canConvertToInt() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0, or null");
+        return x.intValue();
     }
 
     /** kube-proxy's logging options that mean something here: the format and the verbosity (flags override both). */
@@ -392,8 +397,6 @@ public final class ConfigFile {
         if (!v.isBoolean()) throw new ConfigException(field, v, "true or false");
         return v.booleanValue();
     }
-
-    private static String capitalised(String s) { return Character.toUpperCase(s.charAt(0)) + s.substring(1); }
 
     private static String text(JsonNode root, String f) {
         JsonNode v = root.get(f);

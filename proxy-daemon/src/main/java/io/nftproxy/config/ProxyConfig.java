@@ -20,12 +20,16 @@ import java.util.List;
  * @param fullSyncPeriod    a full (read-back and verify) sync at least this often
  * @param configSyncPeriod  informer resync period
  * @param logging           verbosity and format (kube-proxy's -v and --logging-format)
+ * @param conntrack         the conntrack sysctls set at start
+ * @param detectLocal       how pod traffic is recognised
+ * @param bindAddress       kube-proxy's bindAddress: unspecified (0.0.0.0 or ::), or this node's primary IP of its family
  */
 public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, List<String> nodePortAddresses,
                           boolean masqueradeAll, int masqueradeBit, InetSocketAddress healthzBindAddress,
                           InetSocketAddress metricsBindAddress, Duration minSyncPeriod, Duration syncPeriod,
                           Duration fullSyncPeriod, Duration configSyncPeriod, Path kubeconfig, Path manifests,
-                          String nftMode, LogSettings logging) {
+                          String nftMode, LogSettings logging,
+                          ConntrackSettings conntrack, LocalDetection detectLocal, io.nftproxy.net.IpAddress bindAddress) {
     public static final String PRIMARY = "primary";
 
     public ProxyConfig {
@@ -37,7 +41,8 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         return new ProxyConfig(null, List.of(), List.of(PRIMARY), false, 14,
                 new InetSocketAddress("0.0.0.0", 10256), new InetSocketAddress("127.0.0.1", 10249),
                 Duration.ofMillis(100), Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofMinutes(15),
-                null, null, "auto", LogSettings.DEFAULT);
+                null, null, "auto", LogSettings.DEFAULT, ConntrackSettings.DEFAULT, LocalDetection.DEFAULT,
+                io.nftproxy.net.IpAddress.parse("0.0.0.0"));
     }
 
     /** Checks the cross-field rules; single fields are checked as they are parsed. */
@@ -67,6 +72,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         }
         long families = clusterCidrs.stream().map(IpPrefix::family).distinct().count();
         if (families != clusterCidrs.size()) throw new ConfigException("clusterCIDR", clusterCidrs, "at most one CIDR per IP family");
+        detectLocal.validate();
         if (!List.of("auto", "library", "exec").contains(nftMode)) throw new ConfigException("nft-mode", nftMode, "auto, library or exec");
         return this;
     }
@@ -90,6 +96,9 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         public Path manifests;
         public String nftMode;
         public LogSettings logging;
+        public ConntrackSettings conntrack;
+        public LocalDetection detectLocal;
+        public io.nftproxy.net.IpAddress bindAddress;
 
         Builder(ProxyConfig c) {
             hostnameOverride = c.hostnameOverride;
@@ -107,12 +116,15 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
             manifests = c.manifests;
             nftMode = c.nftMode;
             logging = c.logging;
+            conntrack = c.conntrack;
+            detectLocal = c.detectLocal;
+            bindAddress = c.bindAddress;
         }
 
         public ProxyConfig build() {
             return new ProxyConfig(hostnameOverride, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit,
                     healthzBindAddress, metricsBindAddress, minSyncPeriod, syncPeriod, fullSyncPeriod, configSyncPeriod,
-                    kubeconfig, manifests, nftMode, logging);
+                    kubeconfig, manifests, nftMode, logging, conntrack, detectLocal, bindAddress);
         }
     }
 }

@@ -410,6 +410,7 @@ public final class ProxyDaemon implements AutoCloseable {
         return switch (path) {
             case "/metrics" -> metrics.scrape();
             case "/proxyMode" -> Response.text(200, "nftables");
+            case "/configz" -> Response.json(200, io.nftproxy.config.ConfigDocument.configz(options.config()));
             case "/healthz" -> Response.text(200, "ok");
             default -> null;
         };

@@ -1,6 +1,8 @@
 package io.nftproxy.node;
 
 import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.config.LocalDetection;
+import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
@@ -18,15 +20,26 @@ import java.util.List;
  *
  * @param nodeIPs           --node-ip: overrides the Node object's addresses (at most one per family)
  * @param nodePortAddresses "primary" (each family's first node IP) or CIDRs; a family without any matches all
+ * @param bindAddress       kube-proxy's bindAddress: unless null or unspecified, this node's IP of its family and its
+ *                          primary family, over --node-ip and the Node object, as kube-proxy's detectNodeIPs does
+ * @param localDetection    how pod traffic is recognised; NodeCIDR takes the Node object's spec.podCIDRs
  */
 public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
-                           List<String> nodePortAddresses, boolean masqueradeAll, int masqueradeBit) {
+                           List<String> nodePortAddresses, boolean masqueradeAll, int masqueradeBit,
+                           IpAddress bindAddress, LocalDetection localDetection) {
     public static final String PRIMARY = "primary";
 
     public NodeSettings {
         nodeIPs = List.copyOf(nodeIPs);
         clusterCidrs = List.copyOf(clusterCidrs);
         nodePortAddresses = List.copyOf(nodePortAddresses);
+        if (localDetection == null) localDetection = LocalDetection.DEFAULT;
+    }
+
+    /** ClusterCIDR detection, no bindAddress. */
+    public NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
+                        List<String> nodePortAddresses, boolean masqueradeAll, int masqueradeBit) {
+        this(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit, null, LocalDetection.DEFAULT);
     }
 
     /** The context, and the node object's problems (a bad address) and notes for the operator. */
@@ -41,10 +54,47 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
         List<String> notes = new ArrayList<>();
         List<IpAddress> ips = nodeIPs;
         if (ips.isEmpty() && nodeObject != null) ips = nodeObjectIPs(nodeObject, diags);
+        if (bindAddress != null && !bindAddress.isUnspecified()) {
+            List<IpAddress> withBind = new ArrayList<>(List.of(bindAddress));
+            ips.stream().filter(a -> a.family() != bindAddress.family()).forEach(withBind::add);
+            ips = withBind;
+        }
         if (ips.isEmpty()) notes.add("no node IP known (no Node object address, no --node-ip): NodePorts are accepted on every local address");
         NodeContext ctx = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
-                nodePortCidrs(ips), localAddresses == null ? ips : localAddresses, masqueradeAll, masqueradeBit, true);
+                nodePortCidrs(ips), localAddresses == null ? ips : localAddresses, masqueradeAll, masqueradeBit, true,
+                localTraffic(nodeObject, diags, notes));
         return new Resolved(ctx, diags, notes);
+    }
+
+    /**
+     * The renderer's detector for {@link #localDetection}. NodeCIDR without a Node object, or one without podCIDRs,
+     * detects nothing until they appear (kube-proxy waits for them at start; the daemon re-renders when they come).
+     */
+    LocalTraffic localTraffic(NodeObject nodeObject, List<Diagnostic> diags, List<String> notes) {
+        return switch (localDetection.mode()) {
+            case LocalDetection.NODE_CIDR -> {
+                List<IpPrefix> pods = nodeObject == null ? List.of() : podCidrs(nodeObject, diags);
+                if (pods.isEmpty()) notes.add("detectLocalMode NodeCIDR: the Node object has no spec.podCIDRs (yet); no traffic counts as a pod's");
+                yield LocalTraffic.bySource(pods);
+            }
+            case LocalDetection.BRIDGE_INTERFACE -> LocalTraffic.byInterface(localDetection.bridgeInterface(), false);
+            case LocalDetection.INTERFACE_NAME_PREFIX -> LocalTraffic.byInterface(localDetection.interfaceNamePrefix(), true);
+            default -> LocalTraffic.bySource(clusterCidrs);
+        };
+    }
+
+    /** spec.podCIDRs, at most one per family as the API server allows; a bad entry is skipped with a diagnostic. */
+    private static List<IpPrefix> podCidrs(NodeObject node, List<Diagnostic> diags) {
+        List<IpPrefix> out = new ArrayList<>();
+        for (String s : node.podCIDRs()) {
+            try {
+                IpPrefix p = IpPrefix.parse(s);
+                if (out.stream().noneMatch(q -> q.family() == p.family())) out.add(p);
+            } catch (InvalidInputException e) {
+                diags.add(new Diagnostic("Node", node.meta().key(), "spec.podCIDRs", e.getMessage()));
+            }
+        }
+        return out;
     }
 
     /** The nodePortAddresses CIDRs: each family's primary node IP for "primary", else the given CIDRs. */

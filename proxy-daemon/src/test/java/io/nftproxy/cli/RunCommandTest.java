@@ -7,6 +7,8 @@ import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import io.nftproxy.config.ConntrackSettings;
+import io.nftproxy.node.ConntrackSysctls;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
@@ -14,7 +16,10 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -35,10 +40,34 @@ class RunCommandTest {
         return runArgs(clients, args);
     }
 
+    /**
+     * The conntrack sysctls of a fresh network namespace on a 2-CPU host, in memory: nf_conntrack_max read-only (as
+     * the kernel offers it outside the initial namespace) unless {@code hostNamespace}. No test here touches the
+     * machine's sysctls.
+     */
+    static class FakeSysctls implements ConntrackSysctls.Access {
+        final Map<String, Long> values = new HashMap<>(Map.of("nf_conntrack_max", 262144L, "hashsize", 4096L,
+                "nf_conntrack_tcp_timeout_established", 432000L, "nf_conntrack_tcp_timeout_close_wait", 60L,
+                "nf_conntrack_tcp_be_liberal", 0L, "nf_conntrack_udp_timeout", 30L, "nf_conntrack_udp_timeout_stream", 120L));
+        final List<String> writes = new ArrayList<>();
+        boolean hostNamespace;
+
+        @Override public long read(String name) { return values.get(name); }
+
+        @Override public void write(String name, long value) throws java.io.IOException {
+            writes.add(name + "=" + value);
+            values.put(name, value);
+        }
+
+        @Override public boolean writable(String name) { return hostNamespace || !Set.of("nf_conntrack_max", "hashsize").contains(name); }
+    }
+
+    private static FakeSysctls sysctls = new FakeSysctls();
+
     private static Run runArgs(RunCommand.ClientFactory clients, List<String> args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new RunCommand(clients));
+        CommandLine cl = new CommandLine(new RunCommand(clients, netns -> sysctls));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         int exit = cl.execute(args.toArray(String[]::new));
@@ -145,16 +174,15 @@ class RunCommandTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "--proxy-mode=iptables | --proxy-mode: invalid value \"iptables\"; allowed: nftables (nftproxy implements kube-proxy's nftables mode only)",
-            "--detect-local-mode=NodeCIDR | the NodeCIDR detector is not implemented",
-            "--conntrack-max-per-core=65536 | nftproxy sets no conntrack sysctls",
-            "--conntrack-min=131072 | only with --conntrack-max-per-core=0",
-            "--conntrack-tcp-timeout-established=24h0m0s | --conntrack-tcp-timeout-established: invalid value \"24h0m0s\"",
-            "--conntrack-tcp-be-liberal | --conntrack-tcp-be-liberal",
+            "--detect-local-mode=PodCIDR | detectLocalMode: invalid value \"PodCIDR\"; allowed: ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix",
+            "--detect-local-mode=BridgeInterface | detectLocal.bridgeInterface: invalid value \"\"",
+            "--detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix=veth* | detectLocal.interfaceNamePrefix: invalid value \"veth*\"",
+            "--conntrack-max-per-core=-1 | --conntrack-max-per-core: invalid value \"-1\"",
+            "--conntrack-tcp-timeout-established=-1h | --conntrack-tcp-timeout-established: invalid value \"-1h\"",
+            "--bind-address=node-1 | --bind-address: invalid value \"node-1\"",
             "--oom-score-adj=-999 | --oom-score-adj: invalid value \"(given)\"; allowed: not given: the daemon does not change its own OOM score",
             "--ipvs-scheduler=rr | kube-proxy's ipvs mode only",
             "--profiling | /debug/pprof",
-            "--bind-address=192.168.10.20 | give --node-ip",
-            "--pod-bridge-interface=cbr0 | BridgeInterface detector is not implemented",
             "--min-sync-period=1x | --min-sync-period: invalid value \"1x\"",
             "--nodeport-addresses=primary,10.0.0.0/8 | nodePortAddresses: invalid value \"primary,10.0.0.0/8\"",
             "--node-ip=192.168.10.1,192.168.10.2 | --node-ip: invalid value",
@@ -162,21 +190,89 @@ class RunCommandTest {
     void whatDoesNotApplyIsRefusedWithTheReason(String flag, String message) {
         for (boolean once : List.of(true, false)) {
             FakeNftClient f = new FakeNftClient();
-            Run r = once ? run(fake(f), "--once", flag) : run(fake(f), flag);
+            List<String> flags = List.of(flag.split(" "));
+            List<String> args = new ArrayList<>(once ? List.of("--once") : List.of());
+            args.addAll(flags);
+            Run r = run(fake(f), args.toArray(String[]::new));
             assertEquals(ExitCodes.USAGE, r.exit(), flag + (once ? " --once: " : ": ") + r.err());
             assertTrue(r.err().contains(message), r.err());
             assertNull(f.dump(IpFamily.IPV4));
         }
     }
 
+    /**
+     * --init-only sets the conntrack sysctls as kube-proxy does (kube-proxy's defaults: 32768 per CPU but at least
+     * 131072, 24h, 1h) and exits without touching nftables; the namespace's read-only nf_conntrack_max is reported
+     * and left alone, and with it the host-wide hash size.
+     */
     @Test
-    void initOnlyChecksTheConfigurationAndTouchesNothing() {
+    void initOnlySetsTheConntrackSysctlsAndTouchesNothingElse() {
+        sysctls = new FakeSysctls();
         FakeNftClient f = new FakeNftClient();
         Run r = run(fake(f), "--init-only");
         assertEquals(ExitCodes.OK, r.exit(), r.err());
-        assertTrue(r.out().contains("nothing to initialise"), r.out());
         assertNull(f.dump(IpFamily.IPV4));
+        assertEquals(List.of("nf_conntrack_tcp_timeout_established=86400", "nf_conntrack_tcp_timeout_close_wait=3600"), sysctls.writes);
+        assertTrue(r.out().contains("nf_conntrack_max left at 262144, not " + Math.max(131072, 32768L * ConntrackSysctls.cpus())), r.out());
+        // A second start finds them set and writes nothing: what lets the daemon run with CAP_NET_ADMIN alone.
+        sysctls.writes.clear();
+        assertEquals(ExitCodes.OK, run(fake(f), "--init-only").exit());
+        assertEquals(List.of(), sysctls.writes);
         assertEquals(ExitCodes.USAGE, run(fake(f), "--init-only", "--proxy-mode=ipvs").exit());
+    }
+
+    /** Flags and file give real values; 0 leaves a sysctl alone; in the host's namespace the hash size follows the limit. */
+    @Test
+    void conntrackSettingsFromFlagsAndFileAreSet() throws Exception {
+        sysctls = new FakeSysctls();
+        sysctls.hostNamespace = true;
+        Path cfg = dir.resolve("conntrack.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "conntrack: {maxPerCore: 100000, min: 0, tcpCloseWaitTimeout: 0s, udpTimeout: 45s}\n");
+        Run r = run(fake(new FakeNftClient()), "--init-only", "--config", cfg.toString(), "--conntrack-tcp-timeout-established=2h",
+                "--conntrack-tcp-be-liberal", "--conntrack-udp-timeout-stream=3m");
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        long max = 100000L * ConntrackSysctls.cpus();
+        assertEquals(List.of("nf_conntrack_max=" + max, "hashsize=" + max / 4, "nf_conntrack_tcp_timeout_established=7200",
+                "nf_conntrack_tcp_be_liberal=1", "nf_conntrack_udp_timeout=45", "nf_conntrack_udp_timeout_stream=180"), sysctls.writes);
+        // The hash size is root's alone: a daemon with CAP_NET_ADMIN that cannot raise it warns and starts.
+        sysctls = new FakeSysctls() {
+            @Override public void write(String name, long value) throws java.io.IOException {
+                if (name.equals("hashsize")) throw new java.nio.file.AccessDeniedException("hashsize");
+                super.write(name, value);
+            }
+        };
+        sysctls.hostNamespace = true;
+        Run hash = run(fake(new FakeNftClient()), "--init-only");
+        assertEquals(ExitCodes.OK, hash.exit(), hash.err());
+        assertTrue(hash.out().contains("conntrack hash size left at 4096, not " + ConntrackSysctls.max(ConntrackSettings.DEFAULT, ConntrackSysctls.cpus()) / 4), hash.out());
+        sysctls = new FakeSysctls();
+        assertEquals(ExitCodes.OK, run(fake(new FakeNftClient()), "--init-only", "--conntrack-max-per-core=0",
+                "--conntrack-tcp-timeout-established=0", "--conntrack-tcp-timeout-close-wait=0").exit());
+        assertEquals(List.of(), sysctls.writes);
+    }
+
+    /** kube-proxy's --write-config-to: flags and file together, written out; read back with --config, the same file again. */
+    @Test
+    void writeConfigToWritesWhatConfigReadsBack() throws Exception {
+        Path cfg = dir.resolve("in.yaml"), first = dir.resolve("first.yaml"), second = dir.resolve("second.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "conntrack: {maxPerCore: 0}\nnftables: {masqueradeBit: 3}\n");
+        FakeNftClient f = new FakeNftClient();
+        sysctls = new FakeSysctls();
+        Run r = run(fake(f), "--config", cfg.toString(), "--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0",
+                "--conntrack-tcp-timeout-established=3h", "--write-config-to", first.toString());
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        assertNull(f.dump(IpFamily.IPV4), "nothing programmed");
+        assertEquals(List.of(), sysctls.writes, "no sysctl set");
+        String text = Files.readString(first);
+        for (String s : List.of("masqueradeBit: 3", "maxPerCore: 0", "tcpEstablishedTimeout: \"3h0m0s\"", "bridgeInterface: \"cbr0\"",
+                "detectLocalMode: \"BridgeInterface\"", "hostnameOverride: \"k8s-node-1\"")) {
+            assertTrue(text.contains(s), s + " in\n" + text);
+        }
+        // Only the config file's and the command line's source flags (run() adds --manifests) are given again.
+        assertEquals(ExitCodes.OK, run(fake(f), "--config", first.toString(), "--write-config-to", second.toString()).exit());
+        assertEquals(text, Files.readString(second));
     }
 
     @Test
@@ -213,6 +309,27 @@ class RunCommandTest {
     /** The last transaction as the nft script it is. */
     private static String script(FakeNftClient f) {
         return f.lastTransaction().script(io.nftproxy.nft.Capabilities.baseline());
+    }
+
+    /** Each detector from flags reaches the tables; NodeCIDR takes the podCIDRs of the example's Node object. */
+    @Test
+    void theLocalTrafficDetectorFromTheFlagsReachesTheTables() {
+        assertTrue(ipv4Script("--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix=veth")
+                .contains("add rule ip kube-proxy services ip daddr @cluster-ips iifname != \"veth*\" mark set mark or 0x4000"));
+        assertTrue(ipv4Script("--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0").contains("iifname != \"cbr0\""));
+        String nodeCidr = ipv4Script("--detect-local-mode=NodeCIDR");
+        assertTrue(nodeCidr.contains("ip daddr @cluster-ips ip saddr != 172.20.211.0/24 mark set"), nodeCidr);
+        assertTrue(!nodeCidr.contains("172.20.0.0/16"), "not the --cluster-cidr: " + nodeCidr);
+    }
+
+    /** The ip table that run --once applied with these flags, as the script that creates it. */
+    private String ipv4Script(String... flags) {
+        FakeNftClient f = new FakeNftClient();
+        List<String> args = new ArrayList<>(List.of("--once"));
+        args.addAll(List.of(flags));
+        Run r = run(fake(f), args.toArray(String[]::new));
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        return io.nftproxy.nft.Transaction.creating(f.dump(IpFamily.IPV4)).script(io.nftproxy.nft.Capabilities.baseline());
     }
 
     @Test

@@ -125,6 +125,9 @@ class ConfigFileTest {
         assertFalse(c.masqueradeAll());
         assertEquals(List.of("primary"), c.nodePortAddresses());
         assertEquals(d.hostnameOverride(), c.hostnameOverride());
+        // Its conntrack fields are null: kube-proxy's defaults, which the daemon sets at start as kube-proxy does.
+        assertEquals(ConntrackSettings.DEFAULT, c.conntrack());
+        assertEquals(LocalDetection.DEFAULT, c.detectLocal());
         assertEquals(List.of(), r.notes().stream().filter(n -> n.level() != Level.DEBUG).toList());
     }
 
@@ -159,15 +162,10 @@ class ConfigFileTest {
     /** Set to something nftproxy does not do: loaded, and one WARN that names the field. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
-            "conntrack: {maxPerCore: 65536} | conntrack.maxPerCore",
-            "conntrack: {tcpEstablishedTimeout: 2h0m0s} | conntrack.tcpEstablishedTimeout",
-            "conntrack: {tcpBeLiberal: true} | conntrack.tcpBeLiberal",
-            "conntrack: {udpTimeout: 30s} | conntrack.udpTimeout",
             "oomScoreAdj: 0 | oomScoreAdj",
             "enableProfiling: true | enableProfiling",
             "featureGates: {SomeGate: true} | featureGates",
             "showHiddenMetricsForVersion: \"1.35\" | showHiddenMetricsForVersion",
-            "bindAddress: 192.168.10.20 | bindAddress",
     })
     void unsupportedBehaviourIsAWarningNamingTheField(String line, String field) throws Exception {
         ConfigFile.Result r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + line + "\n");
@@ -175,6 +173,35 @@ class ConfigFileTest {
         assertEquals(1, warnings.size(), r.notes().toString());
         assertEquals(field, warnings.get(0).field());
         assertTrue(warnings.get(0).toString().startsWith(field + ": "), warnings.get(0).toString());
+    }
+
+    /** As kube-proxy's defaulting: null keeps the default, 0 means "leave the sysctl alone", a value is taken. */
+    @Test
+    void conntrackNullIsTheDefaultAndZeroLeavesItAlone() throws Exception {
+        String head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+        assertEquals(ConntrackSettings.DEFAULT, read(head + "conntrack: {maxPerCore: null, min: null, tcpEstablishedTimeout: null, "
+                + "tcpCloseWaitTimeout: null}\n").config().conntrack());
+        assertEquals(new ConntrackSettings(0, 131072, Duration.ZERO, Duration.ofHours(1), true, Duration.ofSeconds(30),
+                Duration.ofMinutes(2)), read(head + "conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpBeLiberal: true, "
+                + "udpTimeout: 30s, udpStreamTimeout: 2m0s}\n").config().conntrack());
+    }
+
+    @Test
+    void detectLocalModeAndItsInterfaceSettingsAreRead() throws Exception {
+        String head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+        assertEquals(new LocalDetection("BridgeInterface", "cbr0", ""), read(head + "detectLocalMode: BridgeInterface\n"
+                + "detectLocal: {bridgeInterface: cbr0, interfaceNamePrefix: \"\"}\n").config().detectLocal().validate());
+        assertEquals(new LocalDetection("InterfaceNamePrefix", "", "veth"), read(head + "detectLocal: {interfaceNamePrefix: veth}\n"
+                + "detectLocalMode: InterfaceNamePrefix\n").config().detectLocal().validate());
+        assertEquals("NodeCIDR", read(head + "detectLocalMode: NodeCIDR\n").config().detectLocal().mode());
+        LocalDetection noBridge = read(head + "detectLocalMode: BridgeInterface\n").config().detectLocal();
+        assertEquals("detectLocal.bridgeInterface", assertThrows(ConfigException.class, noBridge::validate).field());
+    }
+
+    @Test
+    void aBindAddressIsKept() throws Exception {
+        assertEquals(io.nftproxy.net.IpAddress.parse("192.168.10.20"), read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
+                + "kind: KubeProxyConfiguration\nbindAddress: 192.168.10.20\n").config().bindAddress());
     }
 
     @Test
@@ -218,7 +245,9 @@ class ConfigFileTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "mode: iptables | mode | nftables",
-            "detectLocalMode: NodeCIDR | detectLocalMode | ClusterCIDR",
+            "detectLocalMode: PodCIDR | detectLocalMode | ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix",
+            "conntrack: {maxPerCore: -1} | conntrack.maxPerCore | an integer >= 0",
+            "conntrack: {udpTimeout: soon} | conntrack.udpTimeout | a duration",
             "clusterCIDR: 10.0.0.0/33 | clusterCIDR | comma-separated CIDRs",
             "healthzBindAddress: localhost:10256 | healthzBindAddress | no host names",
             "metricsBindAddress: 127.0.0.1:99999 | metricsBindAddress | a port 0..65535",

@@ -170,6 +170,25 @@ class ProxyDaemonTest {
 
     private String metrics() throws Exception { return get(daemon.serverAddresses().get(1).getPort(), "/metrics").body(); }
 
+    /** kube-proxy's /configz on the metrics server: the effective configuration under the API group's name. */
+    @Test
+    void configzServesTheEffectiveConfiguration() throws Exception {
+        HttpResponse<String> r = get(daemon.serverAddresses().get(1).getPort(), "/configz");
+        assertEquals(200, r.statusCode());
+        assertEquals("application/json", r.headers().firstValue("Content-Type").orElse("").split(";")[0]);
+        tools.jackson.databind.JsonNode c = tools.jackson.databind.json.JsonMapper.builder().build().readTree(r.body()).get("kubeproxy.config.k8s.io");
+        assertEquals("nftables", c.get("mode").asString());
+        assertEquals(NODE, c.get("hostnameOverride").asString());
+        assertEquals(GoDurationText.of(MIN_SYNC), c.get("nftables").get("minSyncPeriod").asString());
+        assertEquals(32768, c.get("conntrack").get("maxPerCore").asInt());
+        assertEquals("0.0.0.0/0", c.get("nodePortAddresses").get(0).asString());
+    }
+
+    /** Go's spelling of a duration, as the configuration writes it. */
+    private static final class GoDurationText {
+        static String of(Duration d) { return io.nftproxy.config.GoDuration.format(d); }
+    }
+
     @Test
     void nothingIsProgrammedAndHealthzIs503UntilTheWholeClusterIsKnown() throws Exception {
         settle();

@@ -4,6 +4,9 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.net.IpAddress;
+import io.nftproxy.config.LocalDetection;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.proxy.LocalTraffic;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -28,5 +31,37 @@ class NodeSettingsTest {
             assertTrue(d.kind().equals("Node") && d.field().equals("status.addresses")
                     && d.reason().contains("not unspecified, loopback or multicast"), d.toString());
         }
+    }
+
+    private static final NodeObject NODE = new NodeObject(ObjectMeta.of(null, "n1"), List.of(
+            new NodeObject.Address("InternalIP", "192.168.10.20"), new NodeObject.Address("InternalIP", "fd00:192:168:10::20")),
+            List.of(), List.of("10.0.9.0/24", "not-a-cidr", "fd00:10::9:0/112"));
+
+    private static NodeSettings settings(IpAddress bind, LocalDetection d) {
+        return new NodeSettings("n1", List.of(), List.of(IpPrefix.parse("10.0.0.0/8")), List.of("primary"), false, 14, bind, d);
+    }
+
+    /** NodeCIDR: the Node object's spec.podCIDRs are the detector, not clusterCIDR; a bad entry is a diagnostic. */
+    @Test
+    void nodeCidrDetectsByTheNodesPodCidrs() {
+        NodeSettings.Resolved r = settings(null, new LocalDetection("NodeCIDR", "", "")).resolve(NODE, null);
+        assertEquals(LocalTraffic.bySource(List.of(IpPrefix.parse("10.0.9.0/24"), IpPrefix.parse("fd00:10::9:0/112"))), r.node().localTraffic());
+        assertEquals(List.of("spec.podCIDRs"), r.diagnostics().stream().map(Diagnostic::field).toList());
+        NodeSettings.Resolved none = settings(null, new LocalDetection("NodeCIDR", "", "")).resolve(null, null);
+        assertEquals(LocalTraffic.bySource(List.of()), none.node().localTraffic());
+        assertTrue(none.notes().stream().anyMatch(n -> n.contains("no spec.podCIDRs")), none.notes().toString());
+        assertEquals(LocalTraffic.bySource(List.of(IpPrefix.parse("10.0.0.0/8"))), settings(null, LocalDetection.DEFAULT).resolve(NODE, null).node().localTraffic());
+        assertEquals(LocalTraffic.byInterface("cbr0", false), settings(null, new LocalDetection("BridgeInterface", "cbr0", "")).resolve(NODE, null).node().localTraffic());
+        assertEquals(LocalTraffic.byInterface("veth", true), settings(null, new LocalDetection("InterfaceNamePrefix", "", "veth")).resolve(NODE, null).node().localTraffic());
+    }
+
+    /** kube-proxy's bindAddress, when not unspecified, is the node's IP of its family, first: "primary" NodePorts follow it. */
+    @Test
+    void aBindAddressIsThePrimaryNodeIpOfItsFamily() {
+        NodeSettings.Resolved r = settings(IpAddress.parse("192.168.10.99"), LocalDetection.DEFAULT).resolve(NODE, null);
+        assertEquals(List.of(IpAddress.parse("192.168.10.99"), IpAddress.parse("fd00:192:168:10::20")), r.node().nodeIPs());
+        assertEquals(List.of(IpPrefix.parse("192.168.10.99/32"), IpPrefix.parse("fd00:192:168:10::20/128")), r.node().nodePortAddresses());
+        assertEquals(List.of(IpAddress.parse("192.168.10.20"), IpAddress.parse("fd00:192:168:10::20")),
+                settings(IpAddress.parse("0.0.0.0"), LocalDetection.DEFAULT).resolve(NODE, null).node().nodeIPs(), "0.0.0.0 changes nothing");
     }
 }

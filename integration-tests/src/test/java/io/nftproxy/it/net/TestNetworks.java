@@ -75,8 +75,11 @@ public final class TestNetworks {
     public static final int BACKEND_UDP_PORT = 5353;
 
     /** The namespaces of the traffic tests: {@code nftp-tr-<pid>-<role>}, roles as the tests name backends. */
-    public static Topology.Plan plan() {
-        return new Topology.Plan("tr", LAN_GATEWAY, LAN_PREFIX_LENGTH, LAN6_GATEWAY, LAN6_PREFIX_LENGTH,
+    public static Topology.Plan plan() { return plan("tr"); }
+
+    /** The same plan under another namespace name tag, for a test class that builds its own topology. */
+    public static Topology.Plan plan(String tag) {
+        return new Topology.Plan(tag, LAN_GATEWAY, LAN_PREFIX_LENGTH, LAN6_GATEWAY, LAN6_PREFIX_LENGTH,
                 new Topology.NodePlan("node", NODE_IP, NODE_IP6, POD_CIDR, POD_CIDR6, NODE_POD_GATEWAY, NODE_POD_GATEWAY6,
                         List.of(new Topology.Pod("pod-a", POD_A, POD_A6), new Topology.Pod("pod-b", POD_B, POD_B6))),
                 new Topology.NodePlan("remote-node", REMOTE_NODE_IP, REMOTE_NODE_IP6, REMOTE_POD_CIDR, REMOTE_POD_CIDR6,
@@ -87,13 +90,16 @@ public final class TestNetworks {
     }
 
     /** What the proxy on {@link #NODE_NAME} knows about its node. */
-    public static NodeContext nodeContext() {
+    public static NodeContext nodeContext() { return nodeContext(null); }
+
+    /** As {@link #nodeContext()}, pod traffic recognised by {@code detector} (null: the cluster CIDRs). */
+    public static NodeContext nodeContext(io.nftproxy.proxy.LocalTraffic detector) {
         return new NodeContext(NODE_NAME, "zone-a",
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_IP6)),
                 List.of(IpPrefix.parse(CLUSTER_CIDR), IpPrefix.parse(CLUSTER_CIDR6)),
                 List.of(IpPrefix.parse(NODE_IP + "/32"), IpPrefix.parse(NODE_IP6 + "/128")),
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_POD_GATEWAY),
                         IpAddress.parse(NODE_IP6), IpAddress.parse(NODE_POD_GATEWAY6)),
-                false, NodeContext.DEFAULT_MASQUERADE_BIT, true);
+                false, NodeContext.DEFAULT_MASQUERADE_BIT, true, detector);
     }
 }

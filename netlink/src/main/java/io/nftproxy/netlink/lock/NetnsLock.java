@@ -65,6 +65,47 @@ public final class NetnsLock implements AutoCloseable {
         }
     }
 
+    /**
+     * Who holds the lock of {@code netns} (null: this process's namespace), without taking it: one line naming the
+     * process, or empty when nobody does. A holder whose backlog is full still counts as holding it.
+     */
+    public static java.util.Optional<String> holder(String netns) throws IOException {
+        try {
+            return netns == null ? holder() : NetnsThread.callIn(netns, NetnsLock::holder);
+        } catch (IOException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("cannot look for the network namespace lock @" + NAME + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static java.util.Optional<String> holder() throws IOException {
+        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        int fd = c.socket(UnixSocketLibC.AF_UNIX,
+                UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC | UnixSocketLibC.SOCK_NONBLOCK, 0);
+        if (fd < 0) throw new IOException("socket(AF_UNIX): " + UnixSocketLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
+        int errno;
+        try {
+            ByteBuffer addr = address(NAME);
+            if (c.connect(fd, addr, addr.remaining()) == 0) return java.util.Optional.of(describeProcess(peerPid(fd)));
+            errno = UnixSocketLibC.Holder.errno();
+        } finally {
+            c.close(fd);
+        }
+        // Nobody listens: refused. Anything else (EAGAIN: a full backlog) means someone does.
+        if (errno == UnixSocketLibC.ECONNREFUSED) return java.util.Optional.empty();
+        return java.util.Optional.of(describeProcess(0) + " (" + UnixSocketLibC.Holder.describe(errno) + ")");
+    }
+
+    private static long peerPid(int fd) {
+        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        ByteBuffer cred = ByteBuffer.allocateDirect(12).order(ByteOrder.nativeOrder());
+        ByteBuffer len = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
+        len.putInt(0, 12);
+        if (c.getsockopt(fd, UnixSocketLibC.SOL_SOCKET, UnixSocketLibC.SO_PEERCRED, cred, len) != 0) return 0;
+        return Integer.toUnsignedLong(cred.getInt(0));
+    }
+
     static int bindListener(String name) throws IOException {
         UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
         int fd = c.socket(UnixSocketLibC.AF_UNIX, UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC, 0);

@@ -22,6 +22,7 @@ public interface UnixSocketLibC {
     int SHUT_RDWR = 2;
     int EADDRINUSE = 98;
     int EINTR = 4;
+    int ECONNREFUSED = 111;
 
     @SaveError
     int socket(int domain, int type, int protocol);

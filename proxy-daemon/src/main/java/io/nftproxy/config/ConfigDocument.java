@@ -1,0 +1,87 @@
+package io.nftproxy.config;
+
+import io.nftproxy.net.IpPrefix;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The effective configuration in kube-proxy's words: the KubeProxyConfiguration fields {@link ConfigFile} reads,
+ * with their values after defaults, {@code --config} and flags. {@code --write-config-to} writes it as YAML that
+ * {@link ConfigFile} reads back to the same configuration; {@code /configz} serves it as kube-proxy does, under
+ * the API group's name. {@code --manifests} and {@code --nft-mode} have no KubeProxyConfiguration field: the YAML
+ * names them in a comment, and they stay flags.
+ */
+public final class ConfigDocument {
+    private ConfigDocument() {}
+
+    /** The KubeProxyConfiguration, field by field, in kube-proxy's (alphabetical) order. */
+    public static Map<String, Object> of(ProxyConfig c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("apiVersion", ConfigFile.API_VERSION);
+        m.put("kind", ConfigFile.KIND);
+        m.put("bindAddress", c.bindAddress().toString());
+        m.put("clientConnection", Map.of("kubeconfig", c.kubeconfig() == null ? "" : c.kubeconfig().toString()));
+        m.put("clusterCIDR", String.join(",", c.clusterCidrs().stream().map(IpPrefix::toString).toList()));
+        m.put("configSyncPeriod", GoDuration.format(c.configSyncPeriod()));
+        ConntrackSettings ct = c.conntrack();
+        Map<String, Object> conntrack = new LinkedHashMap<>();
+        conntrack.put("maxPerCore", ct.maxPerCore());
+        conntrack.put("min", ct.min());
+        conntrack.put("tcpBeLiberal", ct.tcpBeLiberal());
+        conntrack.put("tcpCloseWaitTimeout", GoDuration.format(ct.tcpCloseWaitTimeout()));
+        conntrack.put("tcpEstablishedTimeout", GoDuration.format(ct.tcpEstablishedTimeout()));
+        conntrack.put("udpStreamTimeout", GoDuration.format(ct.udpStreamTimeout()));
+        conntrack.put("udpTimeout", GoDuration.format(ct.udpTimeout()));
+        m.put("conntrack", conntrack);
+        Map<String, Object> detect = new LinkedHashMap<>();
+        detect.put("bridgeInterface", c.detectLocal().bridgeInterface());
+        detect.put("interfaceNamePrefix", c.detectLocal().interfaceNamePrefix());
+        m.put("detectLocal", detect);
+        m.put("detectLocalMode", c.detectLocal().mode());
+        m.put("healthzBindAddress", hostPort(c.healthzBindAddress()));
+        m.put("hostnameOverride", c.hostnameOverride() == null ? "" : c.hostnameOverride());
+        Map<String, Object> logging = new LinkedHashMap<>();
+        logging.put("format", c.logging().format().name().toLowerCase(Locale.ROOT));
+        logging.put("verbosity", c.logging().verbosity());
+        m.put("logging", logging);
+        m.put("metricsBindAddress", hostPort(c.metricsBindAddress()));
+        m.put("mode", "nftables");
+        Map<String, Object> nft = new LinkedHashMap<>();
+        nft.put("masqueradeAll", c.masqueradeAll());
+        nft.put("masqueradeBit", c.masqueradeBit());
+        nft.put("minSyncPeriod", GoDuration.format(c.minSyncPeriod()));
+        nft.put("syncPeriod", GoDuration.format(c.syncPeriod()));
+        m.put("nftables", nft);
+        m.put("nodePortAddresses", List.copyOf(c.nodePortAddresses()));
+        return m;
+    }
+
+    /** The file {@code --write-config-to} writes. */
+    public static String yaml(ProxyConfig c) {
+        StringBuilder head = new StringBuilder("# The effective configuration of nftproxy run (defaults, --config, flags).\n");
+        if (c.manifests() != null) head.append("# Not in a KubeProxyConfiguration, give it as a flag: --manifests ").append(c.manifests()).append('\n');
+        if (!c.nftMode().equals("auto")) head.append("# Not in a KubeProxyConfiguration, give it as a flag: --nft-mode ").append(c.nftMode()).append('\n');
+        return head + YAMLMapper.builder().build().writeValueAsString(of(c)).replaceFirst("^---\\s*\\n", "");
+    }
+
+    /**
+     * {@code /configz}'s body: {@code {"kubeproxy.config.k8s.io": {...}}}, the group name kube-proxy serves its
+     * configuration under. kube-proxy marshals its internal type, whose fields have no JSON names (BindAddress,
+     * Conntrack.MaxPerCore); this serves the v1alpha1 file's names instead, which an operator can put in a file.
+     */
+    public static String configz(ProxyConfig c) {
+        return JsonMapper.builder().build().writeValueAsString(Map.of("kubeproxy.config.k8s.io", of(c)));
+    }
+
+    private static String hostPort(InetSocketAddress a) {
+        String host = a.getAddress().getHostAddress();
+        if (host.contains(":")) host = "[" + io.nftproxy.net.IpAddress.parse(host) + "]";
+        return host + ":" + a.getPort();
+    }
+}

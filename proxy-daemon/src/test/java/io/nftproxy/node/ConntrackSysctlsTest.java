@@ -1,0 +1,36 @@
+package io.nftproxy.node;
+
+import io.nftproxy.config.ConntrackSettings;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/** kube-proxy's arithmetic: the limit from maxPerCore and min, what 0 means, and the kernel's CPU list. */
+class ConntrackSysctlsTest {
+    @Test
+    void theLimitIsPerCoreTimesCpusButAtLeastMin() {
+        assertEquals(131072, ConntrackSysctls.max(ConntrackSettings.DEFAULT, 2));
+        assertEquals(32768L * 8, ConntrackSysctls.max(ConntrackSettings.DEFAULT, 8));
+        assertEquals(0, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMaxPerCore(0), 64), "0 per core leaves the limit alone");
+        assertEquals(10, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMaxPerCore(5).withMin(0), 2));
+    }
+
+    @Test
+    void zeroDurationsAndFalseAreNotInThePlan() {
+        ConntrackSettings none = new ConntrackSettings(0, 131072, Duration.ZERO, Duration.ZERO, false, Duration.ZERO, Duration.ZERO);
+        assertEquals(List.of(), ConntrackSysctls.plan(none, 4));
+        assertEquals(List.of(new ConntrackSysctls.Setting("nf_conntrack_max", 131072),
+                new ConntrackSysctls.Setting("nf_conntrack_tcp_timeout_established", 86400),
+                new ConntrackSysctls.Setting("nf_conntrack_tcp_timeout_close_wait", 3600)), ConntrackSysctls.plan(ConntrackSettings.DEFAULT, 1));
+    }
+
+    @Test
+    void countsTheKernelsCpuList() {
+        assertEquals(1, ConntrackSysctls.countCpus("0"));
+        assertEquals(2, ConntrackSysctls.countCpus("0-1"));
+        assertEquals(7, ConntrackSysctls.countCpus("0-3,8,10-11"));
+    }
+}
