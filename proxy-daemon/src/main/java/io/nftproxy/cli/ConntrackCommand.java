@@ -46,6 +46,9 @@ public final class ConntrackCommand implements Callable<Integer> {
     @Mixin
     NodeOptions nodeOptions;
 
+    @Mixin
+    LiveCluster liveCluster;
+
     @Option(names = "--service", paramLabel = "NS/NAME",
             description = {"Only the flows of this Service (every port of it).", "Example: --service demo/hello"})
     String service;
@@ -62,7 +65,7 @@ public final class ConntrackCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + service
                     + " (allowed: NAMESPACE/NAME, e.g. demo/hello)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         ConntrackLister lister = new ConntrackLister();
         List<ServiceFlow> flows;

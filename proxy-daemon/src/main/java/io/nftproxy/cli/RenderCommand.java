@@ -53,6 +53,9 @@ public final class RenderCommand implements Callable<Integer> {
     @Mixin
     NodeOptions nodeOptions;
 
+    @Mixin
+    LiveCluster liveCluster;
+
     @Option(names = "--ip-family", paramLabel = "ipv4|ipv6|both", defaultValue = "both",
             description = {"Which tables to print: 'table ip kube-proxy', 'table ip6 kube-proxy', or both (ip first).",
                     "Default: ${DEFAULT-VALUE}."})
@@ -61,7 +64,7 @@ public final class RenderCommand implements Callable<Integer> {
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         Renderer.Rendering rendering = rendered.rendering();
         Capabilities caps = Capabilities.baseline();
