@@ -64,6 +64,8 @@ install -m 0644 "$here/README.md" "$stage/README.md"
 
 start=$SECONDS
 tarball="$out/$name.tar.gz"
+# One tarball in the output: an older version's would be picked up by whoever looks for "the" release.
+rm -f "$out"/nftproxy-*-linux-*.tar.gz
 # Owner root and a fixed order, so an unpack as root gives root-owned files and two builds list the same. gzip -1:
 # 2 s instead of 6 here for a tarball 10 % larger.
 tar --sort=name --owner=0 --group=0 --numeric-owner -C "$out/release" -cf - "$name" | gzip -1 >"$tarball.partial"

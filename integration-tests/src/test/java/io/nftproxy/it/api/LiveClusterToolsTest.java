@@ -156,11 +156,18 @@ class LiveClusterToolsTest {
             assertTrue(same.out().contains("kernel: table ip kube-proxy as nft lists it now"), same.out());
             assertTrue(same.out().contains("cluster: the table the cluster implies sends it the same way"), same.out());
 
+            // conntrack reads the same live cluster to name the flows it finds (none here: no traffic was sent).
+            CliRun flows = CliRun.of("conntrack", "--kubeconfig", api.proxyKubeconfig().toString(),
+                    "--hostname-override", NODE, "--service", NS + "/s42", "--netns", node.name());
+            assertEquals(0, flows.exit(), flows.err());
+            assertEquals("no conntrack flows belong to service " + NS + "/s42\n", flows.out());
+
             // Someone removes the Service's ClusterIP element from the kernel's map: the kernel no longer DNATs.
             String ip = clusterIp("s42");
             node.load("delete element ip kube-proxy service-ips { " + ip + " . tcp . 80 }\n");
             CliRun tampered = CliRun.of(traceArgs("s42", "--kernel", "--netns", node.name()));
             assertEquals(8, tampered.exit(), tampered.err() + tampered.out());
+            System.out.println("live tools: tampered kernel table:\n" + tampered.out().substring(tampered.out().indexOf("DIFFERS")));
             assertTrue(tampered.out().contains("DIFFERS: the cluster implies DNAT to "), tampered.out());
             assertTrue(tampered.out().lines().anyMatch(l -> l.startsWith("  ") && l.contains("service-ips") && l.contains(ip)),
                     "the missing element is named:\n" + tampered.out());
@@ -172,6 +179,7 @@ class LiveClusterToolsTest {
                     .resource(DaemonAgainstApiServerTest.slice(NS, "s42", "s42-2", 8080, endpoints(42).subList(0, 9))).create();
             CliRun stale = CliRun.of(traceArgs("s42", "--kernel", "--netns", node.name()));
             assertEquals(8, stale.exit(), stale.err() + stale.out());
+            System.out.println("live tools: stale kernel table:\n" + stale.out().substring(stale.out().indexOf("DIFFERS")));
             String gone = endpoints(42).get(9) + ":8080";
             String differs = stale.out().lines().filter(l -> l.startsWith("DIFFERS:")).findFirst().orElse("");
             assertTrue(differs.contains("the kernel's table gives DNAT to") && differs.lastIndexOf(gone) > differs.indexOf("the kernel's"),
