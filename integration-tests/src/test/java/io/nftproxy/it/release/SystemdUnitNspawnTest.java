@@ -209,6 +209,10 @@ class SystemdUnitNspawnTest {
         KernelNamespace.Result failed = machine.exec("systemctl", "is-failed", UNIT);
         assertEquals("inactive", failed.stdout().strip());
         assertEquals(before, machine.ok("nft", "list", "table", "ip", "kube-proxy"), "the rules are left as they were");
+        // This stop was the first clean exit of the jar: the JVM wrote its class-data archive, and said nothing.
+        String journal = machine.ok("journalctl", "-u", UNIT, "--no-pager", "-o", "cat");
+        assertFalse(journal.contains("][warning]["), "JVM warnings in the journal:\n" + journal);
+        assertTrue(machine.exec("sh", "-c", "ls /var/cache/nftproxy/nftproxy-*.jsa").ok(), "the daemon's archive was written");
     }
 
     private static String field(String procStatus, String name) {
