@@ -136,7 +136,7 @@ do_install() {
         # The base class-data archive of the runtime, made here once instead of at each package build (seconds of
         # jlink time); the daemon's own archive (nftproxy-jvm.sh) can only extend a runtime that has one.
         if [[ ! -f "$runtime_src/lib/server/classes.jsa" ]]; then
-            run "$runtime_dir/bin/java" -Xshare:dump -Xlog:disable -Xlog:all=warning:stderr >/dev/null \
+            run "$runtime_dir/bin/java" -Xshare:dump -Xlog:disable -Xlog:all=warning:stderr \
                 || say "warning: no class-data archive for the runtime (starts take about 0.5 s longer)"
         fi
     fi
@@ -163,7 +163,7 @@ do_install() {
         run useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
             --comment "nftproxy service proxy" "$user"
     fi
-    [[ -d "$config_dir" ]] && run chgrp -R "$user" "$config_dir"
+    run chgrp -R "$user" "$config_dir"
     # modules-load.d only runs at boot; load them now so the first start does not depend on a reboot.
     local module
     while read -r module; do
