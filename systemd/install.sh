@@ -1,30 +1,48 @@
 #!/usr/bin/env bash
 # Installs or removes nftproxy as a systemd service.
 #
-#   systemd/install.sh [--jar FILE] [--prefix DIR] [--dry-run]
-#   systemd/install.sh --uninstall [--prefix DIR] [--dry-run]
+#   install.sh [--jar FILE] [--prefix DIR] [--dry-run]
+#   install.sh --uninstall [--prefix DIR] [--dry-run]
 #
-# Installs the jar to /usr/local/lib/nftproxy/, a launcher to /usr/local/bin/nftproxy, the unit to
-# /etc/systemd/system/nftproxy.service and the kernel-module list to /etc/modules-load.d/nftproxy.conf, and creates the
-# system user nftproxy. It does not enable or start the unit, and does not write /etc/nftproxy/config.yaml.
+# Installs the jar (and, from a release tarball, the Java runtime made for it) to /usr/local/lib/nftproxy/, the
+# launcher to /usr/local/bin/nftproxy, the unit to /etc/systemd/system/nftproxy.service, the kernel-module list to
+# /etc/modules-load.d/nftproxy.conf and a commented configuration to /etc/nftproxy/config.yaml (only when there is
+# none: an existing one is never overwritten), and creates the system user nftproxy. It does not enable or start
+# the unit. Runs from a release tarball (no system Java needed) or from a checkout (systemd/install.sh, jar from
+# proxy-daemon/target, Java from PATH).
 #
-# --uninstall stops and removes all of that, but NEVER touches the nftables tables: stopping the proxy must not break
-# the dataplane, so Services keep working on the last committed rules until someone deletes them on purpose.
+# --uninstall stops and removes all of that, except a config.yaml that was changed, and NEVER touches the nftables
+# tables: stopping the proxy must not break the dataplane, so Services keep working on the last committed rules
+# until someone deletes them on purpose.
 #
-# --prefix DIR installs into a staging root (packaging, tests): files only, no user, no systemctl, no modprobe.
+# --prefix DIR installs into a staging root, as DESTDIR does (packaging, tests): files only, no user, no systemctl,
+# no modprobe.
 # --dry-run prints every action instead of doing it.
 set -euo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-dist="$script_dir/src/main/dist"
-jar="$script_dir/../proxy-daemon/target/nftproxy.jar"
+# A release tarball is laid out as the installed tree (bin/, lib/nftproxy/, share/nftproxy/); a checkout keeps the
+# same files in the systemd module and the jar in proxy-daemon/target.
+if [[ -f "$script_dir/lib/nftproxy/nftproxy.jar" && -d "$script_dir/share/nftproxy" ]]; then
+    dist="$script_dir/share/nftproxy"
+    jar="$script_dir/lib/nftproxy/nftproxy.jar"
+    jvm_options="$script_dir/lib/nftproxy/nftproxy-jvm.sh"
+    launcher_src="$script_dir/bin/nftproxy"
+    runtime_src="$script_dir/lib/nftproxy/runtime"
+else
+    dist="$script_dir/src/main/dist"
+    jar="$script_dir/../proxy-daemon/target/nftproxy.jar"
+    jvm_options="$dist/nftproxy-jvm.sh"
+    launcher_src="$dist/nftproxy-launcher.sh"
+    runtime_src=""
+fi
 prefix=""
 dry_run=0
 uninstall=0
 user=nftproxy
 
 usage() {
-    sed -n '2,15s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
+    sed -n '2,20s/^# \{0,1\}//p' "${BASH_SOURCE[0]}"
 }
 
 die() {
@@ -53,6 +71,9 @@ lib_dir="$prefix/usr/local/lib/nftproxy"
 bin_file="$prefix/usr/local/bin/nftproxy"
 unit_file="$prefix/etc/systemd/system/nftproxy.service"
 modules_file="$prefix/etc/modules-load.d/nftproxy.conf"
+config_dir="$prefix/etc/nftproxy"
+config_file="$config_dir/config.yaml"
+runtime_dir="$lib_dir/runtime"
 live=0
 [[ -z "$prefix" ]] && live=1
 
@@ -91,20 +112,11 @@ prune_dirs() {
     done
 }
 
-launcher() {
-    cat <<'LAUNCHER'
-#!/bin/sh
-# nftproxy launcher, installed by systemd/install.sh. exec, not fork: the unit's NotifyAccess=main accepts sd_notify
-# messages only from the main process, which must therefore be the JVM itself.
-# JVM flags: nftproxy-jvm.sh (heap, GC, JIT, class-data sharing); NFTPROXY_JAVA_OPTS overrides any of them.
-. /usr/local/lib/nftproxy/nftproxy-jvm.sh
-exec "${JAVA:-java}" $(nftproxy_jvm_flags /usr/local/lib/nftproxy/nftproxy.jar "${1:-}") ${NFTPROXY_JAVA_OPTS:-} \
-    -jar /usr/local/lib/nftproxy/nftproxy.jar "$@"
-LAUNCHER
-}
-
 do_install() {
-    [[ -f "$dist/nftproxy.service" && -f "$dist/nftproxy-modules.conf" ]] || die "unit files not found under $dist"
+    local file
+    for file in "$dist/nftproxy.service" "$dist/nftproxy-modules.conf" "$dist/config.yaml" "$jvm_options" "$launcher_src"; do
+        [[ -f "$file" ]] || die "not found: $file (an incomplete checkout or tarball?)"
+    done
     if [[ ! -f "$jar" ]]; then
         ((dry_run)) || die "jar not found: $jar (build it with ./mvnw -DskipTests package -pl proxy-daemon -am, or pass --jar)"
         say "note: jar $jar does not exist yet"
@@ -115,15 +127,31 @@ do_install() {
 
     run install -d -m 0755 "$lib_dir" "$(dirname "$bin_file")" "$(dirname "$unit_file")" "$(dirname "$modules_file")"
     run install -m 0644 "$jar" "$lib_dir/nftproxy.jar"
-    run install -m 0644 "$dist/nftproxy-jvm.sh" "$lib_dir/nftproxy-jvm.sh"
-    if ((dry_run)); then
-        printf 'would write: %q (launcher: exec java -jar /usr/local/lib/nftproxy/nftproxy.jar)\n' "$bin_file"
-    else
-        launcher >"$bin_file"
-        chmod 0755 "$bin_file"
+    run install -m 0644 "$jvm_options" "$lib_dir/nftproxy-jvm.sh"
+    run install -m 0755 "$launcher_src" "$bin_file"
+    if [[ -n "$runtime_src" ]]; then
+        # Replaced whole: files of an older runtime must not linger in a newer one.
+        [[ -e "$runtime_dir" ]] && run rm -rf "$runtime_dir"
+        run cp -R "$runtime_src" "$runtime_dir"
+        # The base class-data archive of the runtime, made here once instead of at each package build (seconds of
+        # jlink time); the daemon's own archive (nftproxy-jvm.sh) can only extend a runtime that has one.
+        if [[ ! -f "$runtime_src/lib/server/classes.jsa" ]]; then
+            run "$runtime_dir/bin/java" -Xshare:dump -Xlog:disable -Xlog:all=warning:stderr \
+                || say "warning: no class-data archive for the runtime (starts take about 0.5 s longer)"
+        fi
     fi
     run install -m 0644 "$dist/nftproxy.service" "$unit_file"
     run install -m 0644 "$dist/nftproxy-modules.conf" "$modules_file"
+    if [[ -e "$config_file" ]]; then
+        say "kept $config_file (never overwritten; the template is $dist/config.yaml)"
+    elif ((live)); then
+        # Readable by the service user only: it names the kubeconfig, and operators put credentials next to it.
+        run install -d -m 0750 "$config_dir"
+        run install -m 0640 "$dist/config.yaml" "$config_file"
+    else
+        run install -d -m 0755 "$config_dir"
+        run install -m 0644 "$dist/config.yaml" "$config_file"
+    fi
 
     if ((!live)); then
         say "staged under $prefix: no user created, no modules loaded, systemd not reloaded"
@@ -135,13 +163,15 @@ do_install() {
         run useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
             --comment "nftproxy service proxy" "$user"
     fi
+    run chgrp -R "$user" "$config_dir"
     # modules-load.d only runs at boot; load them now so the first start does not depend on a reboot.
     local module
     while read -r module; do
         run modprobe "$module" || say "warning: modprobe $module failed (built in, or missing on this kernel?)"
     done < <(grep -Ev '^[[:space:]]*(#|$)' "$dist/nftproxy-modules.conf")
     run systemctl daemon-reload
-    say "installed. Put the configuration in /etc/nftproxy/config.yaml, then: systemctl enable --now nftproxy"
+    say "installed. Edit /etc/nftproxy/config.yaml (clientConnection.kubeconfig, hostnameOverride, clusterCIDR), then:"
+    say "  nftproxy run --config /etc/nftproxy/config.yaml --init-only && systemctl enable --now nftproxy"
 }
 
 do_uninstall() {
@@ -158,7 +188,17 @@ do_uninstall() {
             run rm -f "$file"
         fi
     done
-    prune_dirs "$lib_dir" "$(dirname "$bin_file")" "$(dirname "$unit_file")" "$(dirname "$modules_file")"
+    [[ -d "$runtime_dir" ]] && run rm -rf "$runtime_dir"
+    # The operator's configuration stays unless it is still the template, untouched.
+    if [[ -f "$config_file" ]]; then
+        if cmp -s "$config_file" "$dist/config.yaml"; then
+            run rm -f "$config_file"
+        else
+            say "kept $config_file: it was changed (delete it by hand if it is no longer wanted)"
+        fi
+    fi
+    [[ -d "$config_dir" && -z "$(ls -A "$config_dir")" ]] && run rmdir "$config_dir"
+    prune_dirs "$lib_dir" "$(dirname "$bin_file")" "$(dirname "$unit_file")" "$(dirname "$modules_file")" "$(dirname "$config_dir")"
     if ((live)); then
         run systemctl daemon-reload
         if getent passwd "$user" >/dev/null; then

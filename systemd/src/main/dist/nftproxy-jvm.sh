@@ -15,6 +15,9 @@ nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
         cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
         cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"
         cds_archive="$cds_dir/nftproxy-$cds_key.jsa"
+        # Writing the archive warns once per class it leaves out (hundreds of lines in the journal at the first stop
+        # of a new jar, none of them actionable); a map that fails only costs the half second, so CDS says errors only.
+        flags="$flags -Xlog:cds*=error:stderr"
         if [ -n "$cds_key" ] && [ -f "$cds_archive" ]; then
             flags="$flags -XX:SharedArchiveFile=$cds_archive"
         elif [ -n "$cds_key" ] && mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then

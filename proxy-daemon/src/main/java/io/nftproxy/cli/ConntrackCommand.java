@@ -32,12 +32,13 @@ import java.util.concurrent.Callable;
         description = {"List the conntrack flows that belong to services: one line per flow with the service port, "
                 + "protocol, original tuple (client -> service address), reply tuple (endpoint -> client), which kind "
                 + "of service address the client used (ClusterIP, NodePort, externalIP, LoadBalancer) and the "
-                + "flow's state. Read-only. Needs CAP_NET_ADMIN.",
+                + "flow's state. Which services there are comes from --manifests, or with --kubeconfig from the live "
+                + "cluster (listed once). Read-only. Needs CAP_NET_ADMIN.",
                 ""},
         footer = {"", "Example:",
                 "  nftproxy conntrack --manifests examples --hostname-override k8s-node-1 \\",
                 "      --service demo/hello",
-                "", "Exit codes: 0 listed (also when no flow matches), 1 --manifests unreadable, 2 invalid flag, "
+                "", "Exit codes: 0 listed (also when no flow matches), 1 --manifests or the API server unreadable, 2 invalid flag, "
                 + "4 permission denied, 5 the conntrack table could not be read."})
 public final class ConntrackCommand implements Callable<Integer> {
     @Spec
@@ -45,6 +46,9 @@ public final class ConntrackCommand implements Callable<Integer> {
 
     @Mixin
     NodeOptions nodeOptions;
+
+    @Mixin
+    LiveCluster liveCluster;
 
     @Option(names = "--service", paramLabel = "NS/NAME",
             description = {"Only the flows of this Service (every port of it).", "Example: --service demo/hello"})
@@ -62,7 +66,7 @@ public final class ConntrackCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + service
                     + " (allowed: NAMESPACE/NAME, e.g. demo/hello)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         ConntrackLister lister = new ConntrackLister();
         List<ServiceFlow> flows;

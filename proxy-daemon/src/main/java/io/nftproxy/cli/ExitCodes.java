@@ -21,6 +21,8 @@ public final class ExitCodes {
      * than expected. It cleaned up all the same.
      */
     public static final int DEMO_FAILED = 7;
+    /** {@code trace --kernel}: the kernel's table sends the packet elsewhere than the table the cluster implies. */
+    public static final int KERNEL_DIFFERS = 9;
 
     /** {@code cleanup} refused: a daemon runs in this network namespace and would write the tables again (--force overrides). */
     public static final int DAEMON_RUNNING = 8;

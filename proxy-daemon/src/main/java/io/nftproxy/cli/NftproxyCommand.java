@@ -25,7 +25,8 @@ import java.util.concurrent.Callable;
                 ""},
         footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag, "
                 + "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup), 6 trace could not "
-                + "follow the packet to an end, 7 the demo did not go as expected.",
+                + "follow the packet to an end, 7 the demo did not go as expected, 8 trace --kernel: the kernel's table sends "
+                + "the packet elsewhere than the cluster implies.",
                 "", "Start with:",
                 "  sudo nftproxy demo",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1",

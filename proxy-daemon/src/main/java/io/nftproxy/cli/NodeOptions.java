@@ -112,20 +112,43 @@ public final class NodeOptions {
      * @throws ParameterException a flag value is invalid (exit code 2)
      * @throws IOException        the manifest directory is missing or unreadable (exit code 1)
      */
-    public NodeSetup resolve() throws IOException {
-        validateFlags();
-        return load(manifests, settings());
+    public NodeSetup resolve() throws IOException { return resolve(null); }
+
+    /** {@link #resolve()}, from the live cluster when {@code live} has a kubeconfig (then without --manifests). */
+    public NodeSetup resolve(LiveCluster live) throws IOException {
+        boolean fromApi = live != null && live.given();
+        if (fromApi && manifests != null) {
+            throw new ParameterException(mixee.commandLine(), "Invalid value for options '--manifests' and "
+                    + "'--kubeconfig': both given (allowed: one source, a directory or a live cluster)");
+        }
+        validateFlags(live);
+        if (!fromApi) return load(manifests, settings());
+        LoadResult read;
+        try {
+            read = live.read(hostname);
+        } catch (IOException e) {
+            throw new SourceUnreadable("nftproxy: " + live.describe() + ": " + e.getMessage(), e);
+        }
+        return setup(read, settings(), "the cluster");
+    }
+
+    /** A source that could not be read, with the one line that says which and why. */
+    static final class SourceUnreadable extends IOException {
+        SourceUnreadable(String line, IOException cause) { super(line, cause); }
     }
 
     /** Loads the manifests in {@code dir} and builds the node context {@code settings} give with them. */
     public static NodeSetup load(Path dir, NodeSettings settings) throws IOException {
-        LoadResult load = new ManifestLoader().load(dir);
+        return setup(new ManifestLoader().load(dir), settings, dir.toString());
+    }
+
+    private static NodeSetup setup(LoadResult load, NodeSettings settings, String where) {
         ClusterSnapshot snapshot = load.snapshot();
         NodeObject nodeObject = snapshot.node(settings.hostname());
         NodeSettings.Resolved r = settings.resolve(nodeObject, null);
         List<String> notes = new ArrayList<>();
         if (nodeObject == null && settings.nodeIPs().isEmpty()) {
-            notes.add("no Node named " + InvalidInputException.printable(settings.hostname()) + " in " + dir
+            notes.add("no Node named " + InvalidInputException.printable(settings.hostname()) + " in " + where
                     + " and no --node-ip: NodePorts are accepted on every local address");
         }
         NodeContext node = r.node();
@@ -137,9 +160,15 @@ public final class NodeOptions {
      * {@link #resolve()}, with an unreadable manifest directory explained on {@code err} in one line: then null,
      * and the caller exits with {@link ExitCodes#INPUT_UNREADABLE}.
      */
-    public NodeSetup resolveOrExplain(PrintWriter err) {
+    public NodeSetup resolveOrExplain(PrintWriter err) { return resolveOrExplain(err, null); }
+
+    /** {@link #resolveOrExplain(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
+    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live) {
         try {
-            return resolve();
+            return resolve(live);
+        } catch (SourceUnreadable e) {
+            err.println(e.getMessage());
+            return null;
         } catch (IOException e) {
             err.println(unreadable(e));
             return null;
@@ -163,8 +192,11 @@ public final class NodeOptions {
      * Resolves the options, renders, and reports load problems and skipped objects on {@code err}, one line each.
      * Returns null when the manifests cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
      */
-    public Rendered render(PrintWriter err) {
-        NodeSetup setup = resolveOrExplain(err);
+    public Rendered render(PrintWriter err) { return render(err, null); }
+
+    /** {@link #render(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
+    public Rendered render(PrintWriter err, LiveCluster live) {
+        NodeSetup setup = resolveOrExplain(err, live);
         if (setup == null) return null;
         report(setup, err);
         Renderer.Rendering rendering = renderer().render(setup.snapshot(), setup.node());
@@ -200,9 +232,12 @@ public final class NodeOptions {
         return "nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")";
     }
 
-    private void validateFlags() {
+    private void validateFlags(LiveCluster live) {
         // Not required at parse time: the daemon takes these from --config or Kubernetes instead.
-        if (manifests == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--manifests=DIR'");
+        if (manifests == null && (live == null || !live.given())) {
+            throw new ParameterException(mixee.commandLine(), "Missing required option: '--manifests=DIR'"
+                    + (live == null ? "" : " (or '--kubeconfig=FILE' to read the live cluster)"));
+        }
         if (hostname == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--hostname-override=NAME'");
         try {
             NodeContext.minimal(hostname);

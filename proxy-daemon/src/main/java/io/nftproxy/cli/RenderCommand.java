@@ -25,7 +25,7 @@ import java.util.concurrent.Callable;
         showDefaultValues = false,
         description = {"Print the nft script that creates the kube-proxy table(s) for one node.",
                 "",
-                "Reads a directory of manifests; needs no kernel and changes nothing. The script goes to stdout (load "
+                "Reads a directory of manifests, or with --kubeconfig the live cluster (listed once); needs no kernel and changes nothing. The script goes to stdout (load "
                         + "it with 'nft -f'); warnings about skipped objects go to stderr, one line each: "
                         + "'warning: skipped kind=... object=... field=... reason=...'.",
                 ""},
@@ -36,7 +36,10 @@ import java.util.concurrent.Callable;
                 "  # check that the kernel accepts it, in a throwaway network namespace (root):",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1 \\",
                 "      | unshare -n nft -c -f -",
-                "", "Exit codes: 0 rendered, 1 --manifests missing or unreadable, 2 invalid flag."})
+                "  # the live cluster, as this node's nftproxy would program it:",
+                "  nftproxy render --kubeconfig /etc/nftproxy/kubeconfig \\",
+                "      --hostname-override \"$(hostname)\"",
+                "", "Exit codes: 0 rendered, 1 --manifests or the API server unreadable, 2 invalid flag."})
 public final class RenderCommand implements Callable<Integer> {
     /** Which tables to print. */
     enum Families {
@@ -53,6 +56,9 @@ public final class RenderCommand implements Callable<Integer> {
     @Mixin
     NodeOptions nodeOptions;
 
+    @Mixin
+    LiveCluster liveCluster;
+
     @Option(names = "--ip-family", paramLabel = "ipv4|ipv6|both", defaultValue = "both",
             description = {"Which tables to print: 'table ip kube-proxy', 'table ip6 kube-proxy', or both (ip first).",
                     "Default: ${DEFAULT-VALUE}."})
@@ -61,7 +67,7 @@ public final class RenderCommand implements Callable<Integer> {
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         Renderer.Rendering rendering = rendered.rendering();
         Capabilities caps = Capabilities.baseline();

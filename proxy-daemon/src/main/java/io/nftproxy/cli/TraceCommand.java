@@ -2,6 +2,9 @@ package io.nftproxy.cli;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
@@ -36,6 +39,11 @@ import java.util.concurrent.Callable;
                         + "endpoints and whether the connection is masqueraded, REJECT, DROP, or UNTOUCHED (no rule of "
                         + "this table changes it). Needs no kernel and changes nothing. The trace assumes the client's "
                         + "first connection: session-affinity sets are empty.",
+                "",
+                "With --kubeconfig the objects come from the live cluster, listed once, instead of --manifests. With "
+                        + "--kernel the packet goes through the table the kernel holds now (read back from nft; needs "
+                        + "CAP_NET_ADMIN), and the last lines say whether the table the cluster implies sends it the "
+                        + "same way, and if not, what differs between the two tables.",
                 ""},
         footer = {"", "Examples (the shipped examples/ directory; node k8s-node-1 is 192.168.10.20):",
                 "  # a pod calls the ClusterIP of demo/hello:",
@@ -56,15 +64,24 @@ import java.util.concurrent.Callable;
                 "      --cluster-cidr 172.20.0.0/16 \\",
                 "      --src 172.20.172.9 --dst 10.105.101.118 --proto tcp --dport 80 \\",
                 "      --from external",
+                "  # on a node: the live cluster against the kernel's table (as root)",
+                "  nftproxy trace --kubeconfig /etc/nftproxy/kubeconfig \\",
+                "      --hostname-override \"$(hostname)\" --kernel \\",
+                "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80",
                 "",
-                "Exit codes: 0 traced (whatever the verdict), 1 --manifests missing or unreadable, 2 invalid flag, "
-                        + "6 the table could not be traced to an end."})
+                "Exit codes: 0 traced (whatever the verdict; with --kernel: and the kernel's table agrees), "
+                        + "1 --manifests or the API server unreadable, 2 invalid flag, 3 nft unavailable, "
+                        + "4 permission denied, 6 the table could not be traced to an end, 9 (--kernel) the kernel's "
+                        + "table sends the packet elsewhere than the cluster implies."})
 public final class TraceCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
     @Mixin
     NodeOptions nodeOptions;
+
+    @Mixin
+    LiveCluster liveCluster;
 
     @Option(names = "--src", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
             description = {"Source address of the packet: a pod, a node address, or a client off the node.",
@@ -94,6 +111,27 @@ public final class TraceCommand implements Callable<Integer> {
                             + "The first output line says which was chosen and why."})
     Origin from;
 
+    @Option(names = "--kernel",
+            description = {"Trace through the table the kernel holds (nft list table), not the one rendered from "
+                    + "the objects, and say where the two differ. Needs CAP_NET_ADMIN."})
+    boolean kernel;
+
+    @Option(names = "--nft-mode", paramLabel = "library|exec|auto", defaultValue = "auto",
+            converter = RunCommand.ModeConverter.class,
+            description = {"With --kernel: how to read the table: 'library', 'exec' or 'auto'. Default: ${DEFAULT-VALUE}."})
+    NftClients.Mode nftMode;
+
+    /** For tests and tools: read the table of {@code /run/netns/NAME} from a thread that joined it. */
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
+    String netns;
+
+    private final RunCommand.ClientFactory clients;
+
+    public TraceCommand() { this(RunCommand.KERNEL); }
+
+    /** With the nft client {@code clients} open for --kernel. */
+    public TraceCommand(RunCommand.ClientFactory clients) { this.clients = clients; }
+
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
@@ -101,7 +139,7 @@ public final class TraceCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
                     + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         NodeOptions.NodeSetup setup = rendered.setup();
         Renderer.Rendering rendering = rendered.rendering();
@@ -109,9 +147,17 @@ public final class TraceCommand implements Callable<Integer> {
         OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, setup.node());
         String mismatch = origin.mismatch(src, setup.node());
         if (mismatch != null) err.println("warning: " + mismatch);
+        Packet packet = new Packet(src, dst, proto, dport, origin.origin());
+        if (kernel) {
+            int exit = KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), setup.node(), packet,
+                    origin, out, err);
+            out.flush();
+            err.flush();
+            return exit;
+        }
         Trace trace;
         try {
-            trace = PacketTracer.trace(rendering.table(dst.family()), setup.node(), new Packet(src, dst, proto, dport, origin.origin()));
+            trace = PacketTracer.trace(rendering.table(packet.dst().family()), setup.node(), packet);
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
             err.flush();

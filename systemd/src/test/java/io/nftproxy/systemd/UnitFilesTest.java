@@ -29,6 +29,7 @@ class UnitFilesTest {
     private static final Path INSTALL = MODULE.resolve("install.sh");
     private static final Path UNIT = MODULE.resolve("src/main/dist/nftproxy.service");
     private static final Path MODULES = MODULE.resolve("src/main/dist/nftproxy-modules.conf");
+    private static final Path TEMPLATE = MODULE.resolve("src/main/dist/config.yaml");
     /** systemd-analyze security's scale is 0 (locked down) to 10 (exposed); 2.0 when written. */
     private static final double MAX_EXPOSURE = 2.5;
 
@@ -81,7 +82,8 @@ class UnitFilesTest {
 
         Result installed = install("--jar", jar.toString(), "--prefix", root.toString());
         assertEquals(0, installed.exit(), installed.output());
-        assertEquals(List.of("etc", "etc/modules-load.d", "etc/modules-load.d/nftproxy.conf", "etc/systemd",
+        assertEquals(List.of("etc", "etc/modules-load.d", "etc/modules-load.d/nftproxy.conf", "etc/nftproxy",
+                "etc/nftproxy/config.yaml", "etc/systemd",
                 "etc/systemd/system", "etc/systemd/system/nftproxy.service", "usr", "usr/local", "usr/local/bin",
                 "usr/local/bin/nftproxy", "usr/local/lib", "usr/local/lib/nftproxy",
                 "usr/local/lib/nftproxy/nftproxy-jvm.sh", "usr/local/lib/nftproxy/nftproxy.jar"), tree(root));
@@ -91,7 +93,8 @@ class UnitFilesTest {
         Path launcher = root.resolve("usr/local/bin/nftproxy");
         assertTrue(Files.getPosixFilePermissions(launcher).contains(PosixFilePermission.OTHERS_EXECUTE));
         // exec, so the JVM is the unit's main process and NotifyAccess=main accepts its notifications.
-        assertTrue(Files.readString(launcher).contains("exec \"${JAVA:-java}\""), Files.readString(launcher));
+        assertTrue(Files.readString(launcher).contains("exec \"$java\""), Files.readString(launcher));
+        assertEquals(Files.readString(TEMPLATE), Files.readString(root.resolve("etc/nftproxy/config.yaml")));
 
         Result again = install("--jar", jar.toString(), "--prefix", root.toString());
         assertEquals(0, again.exit(), "reinstall over an install: " + again.output());

@@ -1,0 +1,130 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.TableComparison;
+import io.nftproxy.nft.UnrecognisedRuleException;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.trace.Outcome;
+import io.nftproxy.trace.Packet;
+import io.nftproxy.trace.PacketTracer;
+import io.nftproxy.trace.Step;
+import io.nftproxy.trace.Trace;
+import io.nftproxy.trace.TraceException;
+
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * {@code trace --kernel}: the packet traced through the table the kernel holds, read back from nft, next to the
+ * table the cluster implies; when the two send it to different places, what differs, the chains the packet passes
+ * first. A stale or hand-edited table is where "the Service is right but traffic goes elsewhere" comes from.
+ */
+final class KernelTrace {
+    /** At most this many differences are listed; the rest are counted. */
+    static final int LISTED_DIFFERENCES = 20;
+
+    private KernelTrace() {}
+
+    /** The kernel's table of {@code family}: absent (null) or read; an explained failure is an exit code. */
+    private record Read(TableContent table, int exit) {}
+
+    static int run(RunCommand.ClientFactory clients, NftClients.Mode mode, String netns, TableContent implied,
+                   NodeContext node, Packet packet, OriginChoice origin, PrintWriter out, PrintWriter err) {
+        IpFamily family = packet.dst().family();
+        String tableName = "table " + family.nftFamily() + " " + TableContent.TABLE_NAME;
+        Read read = read(clients, mode, netns, family, tableName, err);
+        if (read.exit() != ExitCodes.OK) return read.exit();
+        Trace want;
+        Trace have;
+        try {
+            want = PacketTracer.trace(implied, node, packet);
+            have = read.table() == null ? null : PacketTracer.trace(read.table(), node, packet);
+        } catch (TraceException e) {
+            err.println("nftproxy: trace: " + e.getMessage());
+            return ExitCodes.UNTRACEABLE;
+        }
+        out.println("origin: " + origin.flagValue() + " (" + origin.reason() + ")");
+        if (have == null) {
+            out.println("kernel: no " + tableName + " in this network namespace: no rule of kube-proxy's touches the packet");
+        } else {
+            out.println("kernel: " + tableName + " as nft lists it now");
+            out.print(have.render());
+        }
+        String implies = want.outcome().summary();
+        if (have != null && sameDestination(want.outcome(), have.outcome())) {
+            out.println("cluster: the table the cluster implies sends it the same way (" + implies + ")");
+            return ExitCodes.OK;
+        }
+        out.println("DIFFERS: the cluster implies " + implies + "; the kernel's table "
+                + (have == null ? "does not exist" : "gives " + have.outcome().summary()));
+        if (read.table() != null) differences(implied, read.table(), want, have, out);
+        return ExitCodes.KERNEL_DIFFERS;
+    }
+
+    private static Read read(RunCommand.ClientFactory clients, NftClients.Mode mode, String netns, IpFamily family,
+                             String tableName, PrintWriter err) {
+        NftClients.Selection selection = RunCommand.openOrExplain(clients, mode, netns, err);
+        if (selection == null) return new Read(null, ExitCodes.NFT_UNAVAILABLE);
+        try (NftClient client = selection.client()) {
+            return new Read(client.readTable(family), ExitCodes.OK);
+        } catch (NftException e) {
+            if (e.isPermission()) {
+                err.println("nftproxy: cannot list " + tableName + ": permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
+                return new Read(null, ExitCodes.PERMISSION_DENIED);
+            }
+            err.println("nftproxy: cannot list " + tableName + ": " + e.getMessage());
+            return new Read(null, ExitCodes.NFT_UNAVAILABLE);
+        } catch (UnrecognisedRuleException | IllegalArgumentException e) {
+            err.println("nftproxy: trace --kernel: " + tableName + " holds what nftproxy cannot follow: " + e.getMessage());
+            return new Read(null, ExitCodes.UNTRACEABLE);
+        }
+    }
+
+    /**
+     * The same place: the same kind of verdict, and for DNAT the same destinations with the same odds and the same
+     * masquerading. Rule text is not compared: the kernel spells some rules differently from how they were written.
+     */
+    static boolean sameDestination(Outcome want, Outcome have) {
+        if (want.kind() != have.kind()) return false;
+        if (want instanceof Outcome.Dnat w && have instanceof Outcome.Dnat h) {
+            return w.hostPorts().equals(h.hostPorts()) && w.masqueradeSummary().equals(h.masqueradeSummary());
+        }
+        if (want instanceof Outcome.Untouched w && have instanceof Outcome.Untouched h) {
+            return w.masquerade().applied() == h.masquerade().applied();
+        }
+        if (want instanceof Outcome.Mixed) return want.summary().equals(have.summary());
+        return true;
+    }
+
+    /** The table differences, those that name a chain either trace passed through first. */
+    private static void differences(TableContent implied, TableContent kernel, Trace want, Trace have, PrintWriter out) {
+        List<String> all = TableComparison.diff(implied, kernel, Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED));
+        if (all.isEmpty()) {
+            out.println("the two tables hold the same objects; the difference is in how the node sees the packet");
+            return;
+        }
+        Set<String> chains = new LinkedHashSet<>();
+        for (Trace t : List.of(want, have)) for (Step s : t.allSteps()) if (s.chain() != null) chains.add(s.chain());
+        List<String> onPath = new ArrayList<>();
+        List<String> elsewhere = new ArrayList<>();
+        for (String d : all) (mentionsAny(d, chains) ? onPath : elsewhere).add(d);
+        List<String> ordered = new ArrayList<>(onPath);
+        ordered.addAll(elsewhere);
+        out.println("differences, expected (the cluster) vs. actual (the kernel), " + onPath.size()
+                + " on the packet's path first, " + all.size() + " in all:");
+        for (String d : ordered.subList(0, Math.min(LISTED_DIFFERENCES, ordered.size()))) out.println("  " + d);
+        if (ordered.size() > LISTED_DIFFERENCES) out.println("  ... and " + (ordered.size() - LISTED_DIFFERENCES) + " more");
+    }
+
+    private static boolean mentionsAny(String line, Set<String> names) {
+        for (String n : names) if (line.contains(n)) return true;
+        return false;
+    }
+}

@@ -1,0 +1,75 @@
+package io.nftproxy.cli;
+
+import io.nftproxy.source.ClusterOnce;
+import io.nftproxy.source.LoadResult;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.config.ConfigException;
+import io.nftproxy.config.GoDuration;
+import io.nftproxy.net.InvalidInputException;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * {@code --kubeconfig} for the commands that otherwise read {@code --manifests}: the live cluster, read once (every
+ * Service, EndpointSlice and ServiceCIDR, and this node's Node), so an operator on a node asks about the cluster as
+ * it is. Read access to those kinds is all it needs: kube-proxy's credentials do.
+ */
+public final class LiveCluster {
+    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = {"Read the objects from the API server of this kubeconfig instead of --manifests: listed "
+                    + "once, as the daemon lists them (Services and EndpointSlices that kube-proxy would program, the "
+                    + "Node named by --hostname-override, ServiceCIDRs).",
+                    "Example: --kubeconfig /etc/nftproxy/kubeconfig"})
+    Path kubeconfig;
+
+    @Option(names = "--request-timeout", paramLabel = "DURATION", converter = LiveCluster.Timeout.class,
+            description = {"With --kubeconfig: the longest wait for all the lists, as a duration (30s, 2m).",
+                    "Default: 60s."})
+    Duration timeout = DEFAULT_TIMEOUT;
+
+    /** A positive Go duration; the message names the value and what is allowed. */
+    static final class Timeout implements ITypeConverter<Duration> {
+        @Override public Duration convert(String value) {
+            Duration d;
+            try {
+                d = GoDuration.parse("--request-timeout", value);
+            } catch (ConfigException e) {
+                d = Duration.ZERO;
+            }
+            if (d.isZero()) {
+                throw new TypeConversionException(InvalidInputException.printable(value)
+                        + " is not a timeout (allowed: a positive duration such as 30s or 2m)");
+            }
+            return d;
+        }
+    }
+
+    boolean given() { return kubeconfig != null; }
+
+    /** The flag spelt as the user gave it, for messages. */
+    String describe() { return "--kubeconfig " + kubeconfig; }
+
+    /** Lists the cluster as {@code nodeName} sees it. */
+    LoadResult read(String nodeName) throws IOException {
+        ApiServer api;
+        try {
+            api = ApiServer.fromKubeconfig(kubeconfig);
+        } catch (RuntimeException e) {
+            // fabric8 reports a malformed kubeconfig as an unchecked exception; for the operator it is unreadable input.
+            throw new IOException(e.getMessage() == null ? e.toString() : e.getMessage(), e);
+        }
+        try {
+            return ClusterOnce.read(api, nodeName, timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while listing from " + api.url(), e);
+        }
+    }
+}
