@@ -22,7 +22,7 @@ import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.sync.ProxySync;
-import io.nftproxy.sync.ServiceChanges;
+import io.nftproxy.source.ServiceChanges;
 import io.nftproxy.sync.ServiceDelta;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.SyncRunner;
@@ -114,6 +114,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.metrics = new ProxyMetrics(registry, true);
         metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
                 () -> store.changeCounts().endpointSliceEvents(), () -> store.changeCounts().endpointSliceChangesPending());
+        metrics.undecodableObjects(store::undecodableCounts);
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         health.unhealthyWhile(tamper::unhealthyCause);

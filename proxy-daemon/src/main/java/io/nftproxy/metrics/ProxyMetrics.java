@@ -17,7 +17,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The metrics kube-proxy's nftables mode exports, under the same names so existing dashboards and alerts work,
@@ -112,6 +114,13 @@ public final class ProxyMetrics {
                 .help("Cumulative proxy rules Endpoint changes").callback(c -> c.call(endpointSliceEvents.getAsLong())).register(registry);
         GaugeWithCallback.builder().name("kubeproxy_sync_proxy_rules_endpoint_changes_pending")
                 .help("Pending proxy rules Endpoint changes").callback(c -> c.call(endpointSliceChangesPending.getAsLong())).register(registry);
+    }
+
+    /** Objects a source skipped because they did not decode, by kind, read from the store at each scrape. */
+    public void undecodableObjects(Supplier<Map<String, Long>> byKind) {
+        CounterWithCallback.builder().name("nftproxy_undecodable_objects_total")
+                .help("API objects skipped because they could not be decoded (the log names each one)").labelNames("kind")
+                .callback(c -> byKind.get().forEach((kind, n) -> c.call(n, kind))).register(registry);
     }
 
     public void sync(IpFamily f, boolean full, Duration took, int commands) {

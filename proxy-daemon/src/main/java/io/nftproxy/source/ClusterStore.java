@@ -7,8 +7,6 @@ import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.proxy.ProxyStateBuilder;
-import io.nftproxy.sync.ClusterView;
-import io.nftproxy.sync.ServiceChanges;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -69,6 +67,18 @@ public final class ClusterStore implements ClusterView {
 
     public ChangeCounts changeCounts() {
         return new ChangeCounts(serviceEvents.get(), servicesPending.size(), sliceEvents.get(), slicesPending.get());
+    }
+
+    private final Map<String, AtomicLong> undecodable = new ConcurrentHashMap<>();
+
+    /** A source got an object of {@code kind} it could not decode (and skipped it, deleting any older version). */
+    public void undecodable(String kind) { undecodable.computeIfAbsent(kind, k -> new AtomicLong()).incrementAndGet(); }
+
+    /** Objects skipped as undecodable so far, by kind. */
+    public Map<String, Long> undecodableCounts() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        undecodable.forEach((k, v) -> out.put(k, v.get()));
+        return out;
     }
 
     /** Called after every recorded change and when the store first becomes ready; must not block. */

@@ -52,7 +52,6 @@ public final class KubernetesSource implements AutoCloseable {
     private final Duration nodeWait;
     private final ApiReachability reachability;
     private final List<ListWatch<?>> watches = new CopyOnWriteArrayList<>();
-    private final AtomicLong undecodable = new AtomicLong();
     private final AtomicBoolean waitStarted = new AtomicBoolean();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "watch-lag-probe");
@@ -128,7 +127,7 @@ public final class KubernetesSource implements AutoCloseable {
             @Override public void notServed() { replace.accept(List.of()); }
 
             @Override public void skipped(ObjectMeta meta, RuntimeException why) {
-                undecodable.incrementAndGet();
+                store.undecodable(kind);
                 delete.accept(meta);
                 String field = why instanceof ManifestFormatException m ? " field=" + m.field() : "";
                 LOG.warn("skipped kind={} object={}{} reason=\"{}\"", kind, meta.key(), field,
@@ -138,9 +137,6 @@ public final class KubernetesSource implements AutoCloseable {
         watches.add(w);
         w.start();
     }
-
-    /** Objects that failed to decode so far. */
-    public long undecodableObjects() { return undecodable.get(); }
 
     /** Why the API server is not usable right now, by kind (empty when it is). */
     public java.util.Map<String, String> problems() { return reachability.problems(); }

@@ -1,5 +1,8 @@
 package io.nftproxy.sync;
 
+import io.nftproxy.source.ClusterView;
+import io.nftproxy.source.ServiceChanges;
+
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.NftClient;

@@ -1,5 +1,7 @@
 package io.nftproxy.sync;
 
+import io.nftproxy.source.ServiceChanges;
+
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 

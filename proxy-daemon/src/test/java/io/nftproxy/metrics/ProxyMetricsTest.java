@@ -24,6 +24,17 @@ class ProxyMetricsTest {
     {
         metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
                 () -> store.changeCounts().endpointSliceEvents(), () -> store.changeCounts().endpointSliceChangesPending());
+        metrics.undecodableObjects(store::undecodableCounts);
+    }
+
+    @Test
+    void undecodableObjectsAreCountedByKind() {
+        assertTrue(scrape().lines().noneMatch(l -> l.startsWith("nftproxy_undecodable_objects_total{")), "nothing skipped yet");
+        store.undecodable("Service");
+        store.undecodable("Service");
+        store.undecodable("EndpointSlice");
+        assertLine("nftproxy_undecodable_objects_total{kind=\"EndpointSlice\"} 1.0");
+        assertLine("nftproxy_undecodable_objects_total{kind=\"Service\"} 2.0");
     }
 
     private String scrape() { return metrics.scrape().body(); }

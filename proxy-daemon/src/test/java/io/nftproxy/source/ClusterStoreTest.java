@@ -86,7 +86,7 @@ class ClusterStoreTest {
     void recordsWhichServicesChangedUntilDrained() {
         ClusterStore s = new ClusterStore();
         assertTrue(s.drainChanges().all(), "the first drain is everything");
-        assertEquals(io.nftproxy.sync.ServiceChanges.NONE, s.drainChanges());
+        assertEquals(io.nftproxy.source.ServiceChanges.NONE, s.drainChanges());
         s.upsertService(svc("a", "172.30.0.1"));
         s.upsertService(svc("a", "172.30.0.1"));
         s.upsertEndpointSlice(labelled("b-1", "b"));

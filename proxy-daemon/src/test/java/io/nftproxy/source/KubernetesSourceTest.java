@@ -134,7 +134,7 @@ class KubernetesSourceTest {
         await().atMost(Duration.ofSeconds(30)).until(store::ready);
         assertEquals(5, store.serviceCount());
         assertFalse(names(store).contains("bad"));
-        assertEquals(1, src.undecodableObjects());
+        assertEquals(java.util.Map.of("Service", 1L), store.undecodableCounts());
     }
 
     @Test

@@ -1,5 +1,8 @@
 package io.nftproxy.sync;
 
+import io.nftproxy.source.ClusterView;
+import io.nftproxy.source.ServiceChanges;
+
 import io.nftproxy.TestClusters;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.net.IpAddress;

@@ -1,5 +1,7 @@
 package io.nftproxy.sync;
 
+import io.nftproxy.source.ServiceChanges;
+
 import io.nftproxy.TestClusters;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;

@@ -1,4 +1,4 @@
-package io.nftproxy.sync;
+package io.nftproxy.source;
 
 import java.util.Set;
 
