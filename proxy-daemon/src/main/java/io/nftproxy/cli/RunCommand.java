@@ -73,7 +73,7 @@ import java.util.concurrent.Callable;
                 + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
                 + "the daemon retries instead), 8 --cleanup while a daemon runs here."})
 public final class RunCommand implements Callable<Integer> {
-    private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
     /** Opens the nft client; a seam so tests can hand in a fake. */
     @FunctionalInterface
@@ -205,7 +205,7 @@ public final class RunCommand implements Callable<Integer> {
             return ExitCodes.INPUT_UNREADABLE;
         }
         rc.config().logging().apply();
-        rc.notes().forEach(n -> log.atLevel(n.level()).log("config {}", n));
+        rc.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
         if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
@@ -247,11 +247,11 @@ public final class RunCommand implements Callable<Integer> {
         }
         for (ConntrackSysctls.Outcome o : done) {
             if (o.status() == ConntrackSysctls.Status.NOT_SETTABLE_HERE) {
-                log.warn("conntrack sysctl {}; set conntrack.maxPerCore: 0 (--conntrack-max-per-core=0) to leave it alone", o);
+                LOG.warn("conntrack sysctl {}; set conntrack.maxPerCore: 0 (--conntrack-max-per-core=0) to leave it alone", o);
             } else if (o.status() == ConntrackSysctls.Status.HASHSIZE_NOT_SET) {
-                log.warn("{}", o);
+                LOG.warn("{}", o);
             } else if (o.status() == ConntrackSysctls.Status.SET) {
-                log.info("conntrack sysctl {}", o);
+                LOG.info("conntrack sysctl {}", o);
             }
             if (out != null) out.println("conntrack sysctl " + o);
         }
@@ -279,7 +279,7 @@ public final class RunCommand implements Callable<Integer> {
         NftClients.Selection selection = openOrExplain(clients, nftMode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {
-            log.info("{}", selection.reason());
+            LOG.info("{}", selection.reason());
             try {
                 client.capabilities();
             } catch (NftException e) {

@@ -44,7 +44,7 @@ import java.util.stream.Collectors;
  * logged in one line, counted, and returned as a value.
  */
 public final class KernelTable {
-    private static final Logger log = LoggerFactory.getLogger(KernelTable.class);
+    private static final Logger LOG = LoggerFactory.getLogger(KernelTable.class);
 
     public static final Duration STALE_CHAIN_GRACE = Duration.ofSeconds(1);
     private static final int FOREIGN_ITEMS_LOGGED = 5;
@@ -125,7 +125,7 @@ public final class KernelTable {
         for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
         for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
         SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, elapsed(start), null, null);
-        if (log.isDebugEnabled()) log.debug("{}", r);
+        if (LOG.isDebugEnabled()) LOG.debug("{}", r);
         return r;
     }
 
@@ -141,7 +141,7 @@ public final class KernelTable {
         if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, 0, false, start, rb.failure(), "reading the table back");
         TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
-        if (replaced) log.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
+        if (replaced) LOG.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
         Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())
                 : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
         Transaction tx = diff.transaction();
@@ -151,7 +151,7 @@ public final class KernelTable {
         staleChains.clear();
         for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
         SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), 0, replaced, elapsed(start), null, null);
-        log.info("{}", r);
+        LOG.info("{}", r);
         return r;
     }
 
@@ -174,7 +174,7 @@ public final class KernelTable {
             ReadBack rb = pending.join();
             return rb.failure() == null ? rb : null;
         } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
-            log.debug("early read-back of {} kube-proxy failed error={}; reading again", family.nftFamily(), e.toString());
+            LOG.debug("early read-back of {} kube-proxy failed error={}; reading again", family.nftFamily(), e.toString());
             return null;
         }
     }
@@ -209,7 +209,7 @@ public final class KernelTable {
                               NftException e, String what) {
         failedTransactions++;
         String error = "kind=" + e.kind() + " " + e.getMessage();
-        log.warn("{} sync of {} kube-proxy failed {} ({} commands); the kernel keeps its previous table: {}",
+        LOG.warn("{} sync of {} kube-proxy failed {} ({} commands); the kernel keeps its previous table: {}",
                 kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what, commands, error);
         return new SyncResult(family, kind, commands, staleDeleted, replaced, elapsed(start), e.kind(), error);
     }

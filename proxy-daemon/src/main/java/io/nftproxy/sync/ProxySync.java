@@ -52,7 +52,7 @@ import java.util.TreeMap;
  * and breaks again.
  */
 public final class ProxySync {
-    private static final Logger log = LoggerFactory.getLogger(ProxySync.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ProxySync.class);
 
     /** What one sync did; the lazily built parts are valid until the next sync only. */
     public final class Result {
@@ -193,7 +193,7 @@ public final class ProxySync {
         long t0 = System.nanoTime();
         long kernelNanos = 0;
         SyncPlanner.Plan plan = planner.plan(changed, node, now);
-        if (plan.everything()) log.info("sync of everything: {}; reading back {}", plan.reasons(), plan.readBack());
+        if (plan.everything()) LOG.info("sync of everything: {}; reading back {}", plan.reasons(), plan.readBack());
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
@@ -342,7 +342,7 @@ public final class ProxySync {
         }
         // Forget fixed objects, so that breaking again is logged again.
         logged.retainAll(present);
-        for (Diagnostic d : fresh) log.warn("{}", d);
+        for (Diagnostic d : fresh) LOG.warn("{}", d);
         return fresh;
     }
 }

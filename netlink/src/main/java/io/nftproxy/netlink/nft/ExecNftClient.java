@@ -125,10 +125,7 @@ public final class ExecNftClient implements NftClient {
         try {
             p = pb.start();
         } catch (IOException e) {
-            NftException n = new NftException(NftException.Kind.FAILED, context + ": could not run " + argv.get(0) + ": "
-                    + e.getMessage(), null, null, 0);
-            n.initCause(e);
-            throw n;
+            throw NftException.failed(context + ": could not run " + argv.get(0) + ": " + e.getMessage(), e);
         }
         try {
             childStarted.accept(p.pid());
@@ -143,8 +140,7 @@ public final class ExecNftClient implements NftClient {
         try {
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
-                throw new NftException(NftException.Kind.FAILED, context + ": " + argv.get(0) + " did not finish within "
-                        + timeout, null, null, 0);
+                throw NftException.failed(context + ": " + argv.get(0) + " did not finish within " + timeout);
             }
             String stderr = err.get(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
             String stdout = out.get(DRAIN_MILLIS, TimeUnit.MILLISECONDS);
@@ -163,11 +159,7 @@ public final class ExecNftClient implements NftClient {
         }
     }
 
-    private static NftException failed(String msg, Exception cause) {
-        NftException n = new NftException(NftException.Kind.FAILED, msg, null, null, 0);
-        n.initCause(cause);
-        return n;
-    }
+    private static NftException failed(String msg, Exception cause) { return NftException.failed(msg, cause); }
 
     private static void write(OutputStream os, String s) {
         try (os) {

@@ -111,8 +111,6 @@ public final class LibNftablesClient implements NftClient {
 
     private static RuntimeException rethrow(Exception e, String context) {
         if (e instanceof RuntimeException r) return r;
-        NftException n = new NftException(NftException.Kind.FAILED, context + ": " + e, null, null, 0);
-        n.initCause(e);
-        return n;
+        return NftException.failed(context + ": " + e, e);
     }
 }

@@ -29,11 +29,11 @@ public final class NftContext implements AutoCloseable {
     public static NftContext open() {
         LibNftables lib = NftLibrary.get();
         Pointer p = lib.nft_ctx_new(LibNftables.NFT_CTX_DEFAULT);
-        if (p == null) throw new NftException(NftException.Kind.FAILED, "nft_ctx_new returned NULL", null, null, 0);
+        if (p == null) throw NftException.failed("nft_ctx_new returned NULL");
         NftContext c = new NftContext(lib, p);
         try {
             if (lib.nft_ctx_buffer_output(p) != 0 || lib.nft_ctx_buffer_error(p) != 0) {
-                throw new NftException(NftException.Kind.FAILED, "could not buffer libnftables output", null, null, 0);
+                throw NftException.failed("could not buffer libnftables output");
             }
         } catch (RuntimeException e) {
             c.close();

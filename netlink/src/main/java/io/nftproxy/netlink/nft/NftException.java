@@ -38,6 +38,19 @@ public final class NftException extends RuntimeException {
     private final String failingLine;
     private final int lineNumber;
 
+    /** A failure that is not nft's parser or the kernel answering: no error text, no failing line. */
+    public static NftException of(Kind kind, String message, Throwable cause) {
+        NftException e = new NftException(kind, message, null, null, 0);
+        if (cause != null) e.initCause(cause);
+        return e;
+    }
+
+    /** {@link #of} with {@link Kind#FAILED}. */
+    public static NftException failed(String message, Throwable cause) { return of(Kind.FAILED, message, cause); }
+
+    /** {@link #failed(String, Throwable)} without a cause. */
+    public static NftException failed(String message) { return of(Kind.FAILED, message, null); }
+
     public NftException(Kind kind, String message, String errorText, String failingLine, int lineNumber) {
         super(message);
         this.kind = kind;

@@ -41,10 +41,7 @@ public final class NftLibrary {
     /** The binding. Throws {@link NftException} of kind UNSUPPORTED when the library is unavailable. */
     public static LibNftables get() {
         if (Holder.LIB == null) {
-            NftException e = new NftException(NftException.Kind.UNSUPPORTED,
-                    "libnftables is not available: " + Holder.CAUSE, null, null, 0);
-            e.initCause(Holder.CAUSE);
-            throw e;
+            throw NftException.of(NftException.Kind.UNSUPPORTED, "libnftables is not available: " + Holder.CAUSE, Holder.CAUSE);
         }
         return Holder.LIB;
     }
