@@ -36,6 +36,8 @@ public final class TestClusters {
     public TestClusters service(ServiceObject s) { services.add(s); return this; }
     public TestClusters slice(EndpointSliceObject s) { slices.add(s); return this; }
     public TestClusters node(NodeObject n) { nodes.add(n); return this; }
+    public TestClusters with(Svc s) { return service(s.build()); }
+    public TestClusters with(Slice s) { return slice(s.build()); }
 
     public TestClusters serviceCidr(String... c) {
         cidrs.add(new ServiceCidrObject(ObjectMeta.of(null, "kubernetes"), List.of(c)));
@@ -91,6 +93,27 @@ public final class TestClusters {
             ports.add(new ServiceObject.PortSpec(pname, proto, port, null, nodePort));
             return this;
         }
+        /** A NodePort service port; the type becomes NodePort unless it is already LoadBalancer. */
+        public Svc nodePort(String pname, String proto, int port, int nodePort) {
+            if (!"LoadBalancer".equals(type)) type = "NodePort";
+            return port(pname, proto, port, nodePort);
+        }
+        /** Type LoadBalancer with one ingress VIP and the loadBalancerSourceRanges given. */
+        public Svc loadBalancer(String vip, String... sourceRanges) {
+            type = "LoadBalancer";
+            lbIngress(vip);
+            ranges.addAll(List.of(sourceRanges));
+            return this;
+        }
+        /** clusterIPs as given (the first is also clusterIP), for single-stack IPv6 or an explicit family list. */
+        public Svc clusterIPs(String... ips) {
+            clusterIP = ips[0];
+            clusterIPs.clear();
+            clusterIPs.addAll(List.of(ips));
+            return this;
+        }
+        public Svc families(String... f) { families.clear(); families.addAll(List.of(f)); return this; }
+        public Svc sourceRanges(String... r) { ranges.addAll(List.of(r)); return this; }
         public Svc rawPort(ServiceObject.PortSpec p) { ports.add(p); return this; }
         public Svc externalIP(String ip) { externalIPs.add(ip); return this; }
         public Svc lbIngress(String ip) { ingress.add(new ServiceObject.LoadBalancerIngress(ip, null, null)); return this; }

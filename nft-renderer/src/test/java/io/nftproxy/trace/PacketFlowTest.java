@@ -9,11 +9,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.List;
 
-import static io.nftproxy.trace.TraceFixtures.NODE;
-import static io.nftproxy.trace.TraceFixtures.OTHER_NODE;
-import static io.nftproxy.trace.TraceFixtures.cluster;
-import static io.nftproxy.trace.TraceFixtures.service;
-import static io.nftproxy.trace.TraceFixtures.slice;
+import static io.nftproxy.TestClusters.NODE;
+import static io.nftproxy.TestClusters.OTHER_NODE;
+import static io.nftproxy.TestClusters.cluster;
+import static io.nftproxy.TestClusters.slice;
+import static io.nftproxy.TestClusters.slice6;
+import static io.nftproxy.TestClusters.svc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,56 +26,56 @@ class PacketFlowTest {
     /** One cluster for every row; the address plan is in {@link TraceFixtures}. */
     static ClusterSnapshot snapshot() {
         return cluster()
-                .serviceCidrs("172.30.0.0/16", "fd00:172:30::/112")
+                .serviceCidr("172.30.0.0/16", "fd00:172:30::/112")
                 // ClusterIP, one local and one remote endpoint.
-                .with(service("ns1", "web").clusterIP("172.30.0.10").port("http", "TCP", 80))
-                .with(slice("ns1", "web").port("http", "TCP", 8080).endpoint("10.0.1.5", NODE).endpoint("10.0.2.7", OTHER_NODE))
+                .with(svc("ns1", "web").clusterIP("172.30.0.10").port("http", "TCP", 80))
+                .with(slice("ns1", "web", "web-ipv4").port("http", "TCP", 8080).ready("10.0.1.5", NODE).ready("10.0.2.7", OTHER_NODE))
                 // ClusterIP without endpoints.
-                .with(service("ns1", "empty").clusterIP("172.30.0.11").port("http", "TCP", 80))
+                .with(svc("ns1", "empty").clusterIP("172.30.0.11").port("http", "TCP", 80))
                 // iTP=Local, endpoints only on another node.
-                .with(service("ns1", "itp-local").clusterIP("172.30.0.12").port("http", "TCP", 80).internalTrafficPolicyLocal())
-                .with(slice("ns1", "itp-local").port("http", "TCP", 8080).endpoint("10.0.2.8", OTHER_NODE))
+                .with(svc("ns1", "itp-local").clusterIP("172.30.0.12").port("http", "TCP", 80).internalLocal())
+                .with(slice("ns1", "itp-local", "itp-local-ipv4").port("http", "TCP", 8080).ready("10.0.2.8", OTHER_NODE))
                 // NodePort, eTP=Cluster.
-                .with(service("ns1", "np-cluster").clusterIP("172.30.0.20").nodePort("http", "TCP", 80, 30080))
-                .with(slice("ns1", "np-cluster").port("http", "TCP", 8080).endpoint("10.0.1.6", NODE).endpoint("10.0.2.9", OTHER_NODE))
+                .with(svc("ns1", "np-cluster").clusterIP("172.30.0.20").nodePort("http", "TCP", 80, 30080))
+                .with(slice("ns1", "np-cluster", "np-cluster-ipv4").port("http", "TCP", 8080).ready("10.0.1.6", NODE).ready("10.0.2.9", OTHER_NODE))
                 // NodePort, eTP=Local, a local and a remote endpoint.
-                .with(service("ns1", "np-local").clusterIP("172.30.0.21").nodePort("http", "TCP", 80, 30081).externalTrafficPolicyLocal())
-                .with(slice("ns1", "np-local").port("http", "TCP", 8080).endpoint("10.0.1.7", NODE).endpoint("10.0.2.10", OTHER_NODE))
+                .with(svc("ns1", "np-local").clusterIP("172.30.0.21").nodePort("http", "TCP", 80, 30081).externalLocal())
+                .with(slice("ns1", "np-local", "np-local-ipv4").port("http", "TCP", 8080).ready("10.0.1.7", NODE).ready("10.0.2.10", OTHER_NODE))
                 // NodePort, eTP=Local, remote endpoints only.
-                .with(service("ns1", "np-remote").clusterIP("172.30.0.22").nodePort("http", "TCP", 80, 30082).externalTrafficPolicyLocal())
-                .with(slice("ns1", "np-remote").port("http", "TCP", 8080).endpoint("10.0.2.11", OTHER_NODE))
+                .with(svc("ns1", "np-remote").clusterIP("172.30.0.22").nodePort("http", "TCP", 80, 30082).externalLocal())
+                .with(slice("ns1", "np-remote", "np-remote-ipv4").port("http", "TCP", 8080).ready("10.0.2.11", OTHER_NODE))
                 // NodePort without endpoints.
-                .with(service("ns1", "np-empty").clusterIP("172.30.0.23").nodePort("http", "TCP", 80, 30083))
+                .with(svc("ns1", "np-empty").clusterIP("172.30.0.23").nodePort("http", "TCP", 80, 30083))
                 // ExternalIP.
-                .with(service("ns1", "ext").clusterIP("172.30.0.30").port("http", "TCP", 80).externalIP("198.51.100.30"))
-                .with(slice("ns1", "ext").port("http", "TCP", 8080).endpoint("10.0.2.12", OTHER_NODE))
+                .with(svc("ns1", "ext").clusterIP("172.30.0.30").port("http", "TCP", 80).externalIP("198.51.100.30"))
+                .with(slice("ns1", "ext", "ext-ipv4").port("http", "TCP", 8080).ready("10.0.2.12", OTHER_NODE))
                 // LoadBalancer with source ranges (NodePort 30084 too).
-                .with(service("ns1", "lb").clusterIP("172.30.0.40").nodePort("http", "TCP", 80, 30084)
+                .with(svc("ns1", "lb").clusterIP("172.30.0.40").nodePort("http", "TCP", 80, 30084)
                         .loadBalancer("198.51.100.40", "203.0.113.0/24"))
-                .with(slice("ns1", "lb").port("http", "TCP", 8080).endpoint("10.0.2.13", OTHER_NODE))
+                .with(slice("ns1", "lb", "lb-ipv4").port("http", "TCP", 8080).ready("10.0.2.13", OTHER_NODE))
                 // ExternalIP and LB VIP without endpoints.
-                .with(service("ns1", "ext-empty").clusterIP("172.30.0.31").port("http", "TCP", 80).externalIP("198.51.100.31"))
-                .with(service("ns1", "lb-empty").clusterIP("172.30.0.41").nodePort("http", "TCP", 80, 30085).loadBalancer("198.51.100.41"))
+                .with(svc("ns1", "ext-empty").clusterIP("172.30.0.31").port("http", "TCP", 80).externalIP("198.51.100.31"))
+                .with(svc("ns1", "lb-empty").clusterIP("172.30.0.41").nodePort("http", "TCP", 80, 30085).loadBalancer("198.51.100.41"))
                 // ExternalIP with eTP=Local and remote endpoints only.
-                .with(service("ns1", "ext-local").clusterIP("172.30.0.32").port("http", "TCP", 80).externalIP("198.51.100.32")
-                        .externalTrafficPolicyLocal())
-                .with(slice("ns1", "ext-local").port("http", "TCP", 8080).endpoint("10.0.2.16", OTHER_NODE))
+                .with(svc("ns1", "ext-local").clusterIP("172.30.0.32").port("http", "TCP", 80).externalIP("198.51.100.32")
+                        .externalLocal())
+                .with(slice("ns1", "ext-local", "ext-local-ipv4").port("http", "TCP", 8080).ready("10.0.2.16", OTHER_NODE))
                 // iTP=Local with a local and a remote endpoint.
-                .with(service("ns1", "itp-local2").clusterIP("172.30.0.13").port("http", "TCP", 80).internalTrafficPolicyLocal())
-                .with(slice("ns1", "itp-local2").port("http", "TCP", 8080).endpoint("10.0.1.10", NODE).endpoint("10.0.2.17", OTHER_NODE))
+                .with(svc("ns1", "itp-local2").clusterIP("172.30.0.13").port("http", "TCP", 80).internalLocal())
+                .with(slice("ns1", "itp-local2", "itp-local2-ipv4").port("http", "TCP", 8080).ready("10.0.1.10", NODE).ready("10.0.2.17", OTHER_NODE))
                 // LoadBalancer whose source range covers the node IP: the VIP itself is allowed as a source too.
-                .with(service("ns1", "lb-node").clusterIP("172.30.0.42").port("http", "TCP", 80).loadBalancer("198.51.100.42", "192.168.0.0/24"))
-                .with(slice("ns1", "lb-node").port("http", "TCP", 8080).endpoint("10.0.2.18", OTHER_NODE))
+                .with(svc("ns1", "lb-node").clusterIP("172.30.0.42").port("http", "TCP", 80).loadBalancer("198.51.100.42", "192.168.0.0/24"))
+                .with(slice("ns1", "lb-node", "lb-node-ipv4").port("http", "TCP", 8080).ready("10.0.2.18", OTHER_NODE))
                 // ClientIP affinity.
-                .with(service("ns1", "sticky").clusterIP("172.30.0.50").port("http", "TCP", 80).clientIPAffinity(300))
-                .with(slice("ns1", "sticky").port("http", "TCP", 8080).endpoint("10.0.1.8", NODE).endpoint("10.0.2.14", OTHER_NODE))
+                .with(svc("ns1", "sticky").clusterIP("172.30.0.50").port("http", "TCP", 80).clientIPAffinity(300))
+                .with(slice("ns1", "sticky", "sticky-ipv4").port("http", "TCP", 8080).ready("10.0.1.8", NODE).ready("10.0.2.14", OTHER_NODE))
                 // UDP.
-                .with(service("kube-system", "dns").clusterIP("172.30.0.53").port("dns", "UDP", 53))
-                .with(slice("kube-system", "dns").port("dns", "UDP", 53).endpoint("10.0.1.9", NODE).endpoint("10.0.2.15", OTHER_NODE))
+                .with(svc("kube-system", "dns").clusterIP("172.30.0.53").port("dns", "UDP", 53))
+                .with(slice("kube-system", "dns", "dns-ipv4").port("dns", "UDP", 53).ready("10.0.1.9", NODE).ready("10.0.2.15", OTHER_NODE))
                 // IPv6 ClusterIP.
-                .with(service("ns6", "web6").clusterIP("fd00:172:30::10").port("http", "TCP", 80))
-                .with(slice("ns6", "web6").port("http", "TCP", 8080).endpoint("fd00:10::1:5", NODE).endpoint("fd00:10::2:7", OTHER_NODE))
-                .build();
+                .with(svc("ns6", "web6").clusterIP("fd00:172:30::10").port("http", "TCP", 80))
+                .with(slice6("ns6", "web6", "web6-ipv6").port("http", "TCP", 8080).ready("fd00:10::1:5", NODE).ready("fd00:10::2:7", OTHER_NODE))
+                .snapshot();
     }
 
     private static final Renderer.Rendering DEFAULT = Renderer.upstream().render(snapshot(), TraceFixtures.node());
