@@ -46,11 +46,6 @@ final class DaemonLauncher {
             NftClients.Selection sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
             client = sel.client();
             LOG.info("{}", sel.reason());
-            try (LongWait w = LongWait.warnAfter(Duration.ofSeconds(5), "nft has not answered the start-up probe for 5 s ("
-                    + client.describe() + "); still waiting, up to the nft timeout; the health server starts after it",
-                    LOG::warn)) {
-                client.capabilities();
-            }
         } catch (NftException e) {
             err.println("nftproxy: nft unavailable: " + e.getMessage());
             return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
@@ -61,6 +56,19 @@ final class DaemonLauncher {
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns == null ? io.nftproxy.daemon.NodeNetwork.host() : io.nftproxy.daemon.NodeNetwork.namespace(cmd.netns), config.manifests() != null,
                 cmd.nodeOptions.tableLayout()),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
+        // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
+        try {
+            daemon.startServers();
+            daemon.probeNft();
+        } catch (NftException e) {
+            daemon.close();
+            err.println("nftproxy: nft unavailable: " + e.getMessage());
+            return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
+        } catch (Exception e) {
+            daemon.close();
+            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
+            return ExitCodes.INPUT_UNREADABLE;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
         // not the JVM's 143, so the unit ends inactive rather than failed. A stop that throws never reaches halt and

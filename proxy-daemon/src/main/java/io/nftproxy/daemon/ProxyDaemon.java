@@ -71,7 +71,9 @@ public final class ProxyDaemon implements AutoCloseable {
                           io.nftproxy.render.TableLayout layout) {}
 
     private final Options options;
-    private final NftClient client;
+    private final WatchedNftClient client;
+    private final java.util.concurrent.ScheduledExecutorService nftWatch;
+    private boolean serversStarted;
     private final OwnProcesses own;
     private final Clock clock;
     private final ClusterStore store = new ClusterStore();
@@ -107,7 +109,13 @@ public final class ProxyDaemon implements AutoCloseable {
                        SyncRunner.Scheduler scheduler) {
         this.options = options;
         this.scheduler = scheduler;
-        this.client = client;
+        this.client = new WatchedNftClient(client, System::nanoTime);
+        // Not the sync loop's scheduler: the sync thread is the one a hanging nft holds.
+        this.nftWatch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nft-watch");
+            t.setDaemon(true);
+            return t;
+        });
         this.own = own;
         this.notify = notify;
         this.clock = clock;
@@ -117,8 +125,9 @@ public final class ProxyDaemon implements AutoCloseable {
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         health.unhealthyWhile(tamper::unhealthyCause);
+        health.unhealthyWhile(now -> this.client.waiting());
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
+        this.proxySync = new ProxySync(this.client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
                 ownPorts(c));
     }
 
@@ -136,8 +145,13 @@ public final class ProxyDaemon implements AutoCloseable {
 
     public ProxyMetrics metrics() { return metrics; }
 
-    /** Starts servers, the monitor, the sync loop and then the source; returns at once. */
-    public void start(SourceStarter source) throws Exception {
+    /**
+     * Takes the namespace's lock and starts the healthz and metrics servers and the watch on nft calls, before any
+     * call to nft: an nft that hangs is then logged within seconds and named by /healthz (issue 10).
+     */
+    public void startServers() throws Exception {
+        if (serversStarted) return;
+        serversStarted = true;
         ProxyConfig c = options.config();
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
         closeables.add(options.network().lock());
@@ -147,6 +161,22 @@ public final class ProxyDaemon implements AutoCloseable {
         if (c.metricsBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), this::metricsRoute));
         }
+        nftWatch.scheduleWithFixedDelay(() -> {
+            String overdue = client.overdue();
+            if (overdue != null) LOG.warn("{}; /healthz says 503 with this cause until it answers", overdue);
+        }, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** What this host's nft accepts: the first nft call, made after {@link #startServers()}. */
+    public io.nftproxy.proxy.Capabilities probeNft() throws Exception {
+        startServers();
+        return client.capabilities();
+    }
+
+    /** Starts servers (unless {@link #startServers()} did), the monitor, the sync loop and then the source; returns at once. */
+    public void start(SourceStarter source) throws Exception {
+        startServers();
+        ProxyConfig c = options.config();
         runner = new SyncRunner(new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
                 Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce, scheduler);
         NodeNetwork network = options.network();
@@ -442,6 +472,7 @@ public final class ProxyDaemon implements AutoCloseable {
             }
         }
         healthCheckNodePorts.close();
+        nftWatch.shutdownNow();
         try {
             client.close();
         } catch (Exception e) {
