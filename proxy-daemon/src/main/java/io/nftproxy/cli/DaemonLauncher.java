@@ -54,7 +54,7 @@ final class DaemonLauncher {
             return ExitCodes.NFT_UNAVAILABLE;
         }
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns == null ? io.nftproxy.daemon.NodeNetwork.host() : io.nftproxy.daemon.NodeNetwork.namespace(cmd.netns), config.manifests() != null,
-                cmd.nodeOptions.tableLayout()),
+                cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {

@@ -66,9 +66,22 @@ public final class ProxyDaemon implements AutoCloseable {
      * @param layout              the table layout (docs/table-layout.md)
      * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
      *                            and that must not make /healthz fail
+     * @param refuseAddressOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a
+     *                            node address, instead of keeping it with a warning
      */
     public record Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
-                          io.nftproxy.render.TableLayout layout) {}
+                          io.nftproxy.render.TableLayout layout, boolean refuseAddressOverlaps) {
+        /** Overlapping addresses kept with a warning, as kube-proxy keeps them (silently). */
+        public Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
+                       io.nftproxy.render.TableLayout layout) {
+            this(config, node, network, nodeObjectOptional, layout, false);
+        }
+
+        io.nftproxy.render.Renderer renderer() {
+            io.nftproxy.render.Renderer r = new io.nftproxy.render.Renderer(layout);
+            return refuseAddressOverlaps ? r.refusingAddressOverlaps() : r;
+        }
+    }
 
     private final Options options;
     private final WatchedNftClient client;
@@ -127,7 +140,7 @@ public final class ProxyDaemon implements AutoCloseable {
         health.unhealthyWhile(tamper::unhealthyCause);
         health.unhealthyWhile(now -> this.client.waiting());
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(this.client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
+        this.proxySync = new ProxySync(this.client, options.renderer(), c.fullSyncPeriod(),
                 ownPorts(c));
     }
 
