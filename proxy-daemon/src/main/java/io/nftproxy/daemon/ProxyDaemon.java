@@ -200,10 +200,9 @@ public final class ProxyDaemon implements AutoCloseable {
                     repairForeignChange(change);
                     return;
                 }
-                // Lost notifications (a big sync of our own can overrun the monitor's socket) say nothing about
-                // who changed what: say that, rather than blame someone else.
-                LOG.warn("nftables monitor lost track of changes to our tables ({}); cannot tell whose they were: full resync now",
-                        change.detail());
+                // Lost notifications say nothing about who changed what: say that, rather than blame someone else,
+                // and leave the foreign-writer back-off alone.
+                LOG.warn("{}", lostTrack(change));
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
                 proxySync.requestReadBack();
                 runner.requestSync();
@@ -229,6 +228,16 @@ public final class ProxyDaemon implements AutoCloseable {
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
+    }
+
+    /** The log line for a change the monitor could not attribute: an overflow, typically during our own big sync. */
+    static String lostTrack(TableChange change) {
+        if (change.origin() == TableChange.Origin.OVERFLOW) {
+            return "nftables monitor overflowed, resyncing by read-back (its socket dropped notifications, as a big sync "
+                    + "of our own can make it; nobody else is blamed): " + change.detail();
+        }
+        return "nftables monitor lost track of changes to our tables (" + change.detail()
+                + "); cannot tell whose they were: resyncing by read-back";
     }
 
     /** Repairs another process's change now, or later when it keeps changing the table (see TamperBackoff). */
