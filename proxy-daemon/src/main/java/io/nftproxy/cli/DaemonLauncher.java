@@ -37,9 +37,32 @@ final class DaemonLauncher {
         this.cmd = cmd;
     }
 
+    /** How long the start waits for the API server's first answer: a healthy one answers in milliseconds. */
+    static final Duration FIRST_CONTACT = Duration.ofSeconds(5);
+
     int run(RunConfiguration rc, PrintWriter err) {
         ProxyConfig config = rc.config();
         NodeSettings node = rc.node();
+        ApiServer api = null;
+        if (config.manifests() == null) {
+            // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
+            try {
+                api = apiServer(config);
+                ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
+                if (failure != null) {
+                    err.println("nftproxy: cannot start: API server " + api.url() + " unusable: " + failure.detail()
+                            + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
+                    return ExitCodes.API_UNUSABLE;
+                }
+            } catch (IllegalArgumentException e) {
+                err.println("nftproxy: cannot start: " + e.getMessage());
+                return ExitCodes.INPUT_UNREADABLE;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return ExitCodes.OK;
+            }
+        }
+        ApiServer checked = api;
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client;
         try {
@@ -82,7 +105,7 @@ final class DaemonLauncher {
         }, "shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            daemon.start(source(config));
+            daemon.start(source(config, checked));
             LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
                             + "clusterCIDR={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
@@ -109,12 +132,11 @@ final class DaemonLauncher {
         }
     }
 
-    private ProxyDaemon.SourceStarter source(ProxyConfig config) {
+    private ProxyDaemon.SourceStarter source(ProxyConfig config, ApiServer api) {
         if (config.manifests() != null) {
             return store -> new ManifestDirectorySource(config.manifests(), store, Duration.ofMillis(200));
         }
         return store -> {
-            ApiServer api = apiServer(config);
             KubernetesSource src = new KubernetesSource(api, store);
             src.start(config.hostnameOverride());
             LOG.info("watching the API server url={}", api.url());

@@ -21,6 +21,12 @@ public final class ExitCodes {
      * than expected. It cleaned up all the same.
      */
     public static final int DEMO_FAILED = 7;
+    /**
+     * {@code run} with the Kubernetes API as its source could not use the API server at start: unreachable, not
+     * answering, its certificate not signed by the kubeconfig's CA, or the credentials refused. Once running, the
+     * daemon rides out outages instead (the unit's Restart= covers an API server that comes up later).
+     */
+    public static final int API_UNUSABLE = 8;
 
     private ExitCodes() {}
 }

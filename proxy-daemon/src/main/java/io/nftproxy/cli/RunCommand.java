@@ -64,7 +64,9 @@ import java.util.concurrent.Callable;
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
                 "", "Exit codes: 0 applied (--once) or stopped by SIGTERM, 1 --manifests missing or unreadable, "
                 + "2 invalid flag or configuration, 3 nft unavailable, 4 permission denied, 5 transaction refused "
-                + "by nft or the kernel (--once; the daemon retries instead)."})
+                + "by nft or the kernel (--once; the daemon retries instead), 8 the API server unusable at start "
+                + "(unreachable, silent for 5 s, untrusted certificate, credentials refused; once running, the daemon "
+                + "retries instead)."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
