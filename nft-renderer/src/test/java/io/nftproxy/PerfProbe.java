@@ -2,10 +2,10 @@ package io.nftproxy;
 
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 
 public class PerfProbe {
@@ -30,7 +30,7 @@ public class PerfProbe {
         }
         for (int iter = 0; iter < 5; iter++) {
             long t0 = System.nanoTime();
-            DesiredTable t = Renderer.upstream().render(snap, TestClusters.node()).table(IpFamily.IPV4);
+            TableContent t = Renderer.upstream().render(snap, TestClusters.node()).table(IpFamily.IPV4);
             long t1 = System.nanoTime();
             Differ.Diff d = Differ.diff(t, t);
             long t2 = System.nanoTime();

@@ -1,13 +1,14 @@
 package io.nftproxy.bench;
 
 import io.nftproxy.diff.Differ;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.nft.ExecNftClient;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Capabilities;
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.render.TableModel;
@@ -25,7 +26,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * End-to-end apply latency, in one run: for each size, the floor ({@code ip netns exec NS nft -f FILE} of the full
@@ -74,8 +74,8 @@ public final class ApplyLatency {
         try {
             Files.writeString(file, script, StandardCharsets.UTF_8);
             double floor;
-            try (BenchNamespace ns = BenchNamespace.create("fl")) {
-                floor = ns.nftFile(file, floorTimeout);
+            try (KernelNamespace ns = KernelNamespace.create("bfl")) {
+                floor = nftFile(ns, file, floorTimeout);
             }
             if (floor < 0) {
                 report("%s: floor (ip netns exec NS nft -f FILE) did not finish within %d s; other contenders skipped%n", tag, floorTimeout);
@@ -86,7 +86,7 @@ public final class ApplyLatency {
             Files.deleteIfExists(file);
         }
         for (String mode : modes) {
-            try (BenchNamespace ns = BenchNamespace.create(mode.equals("exec") ? "ex" : "lib");
+            try (KernelNamespace ns = KernelNamespace.create(mode.equals("exec") ? "bex" : "blib");
                  NftClient client = mode.equals("exec") ? ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(floorTimeout * 3L))
                          : LibNftablesClient.inNamespace(ns.name())) {
                 client.capabilities();
@@ -163,40 +163,17 @@ public final class ApplyLatency {
         System.out.flush();
     }
 
-    /** A throwaway namespace named {@code nftp-bench<tag>-<pid>}; nothing is ever added to the root namespace. */
-    static final class BenchNamespace implements AutoCloseable {
-        private final String name;
-
-        private BenchNamespace(String name) { this.name = name; }
-
-        static BenchNamespace create(String tag) throws IOException, InterruptedException {
-            String name = "nftp-b" + tag + "-" + ProcessHandle.current().pid();
-            if (run(30, "ip", "netns", "add", name) != 0) throw new IOException("ip netns add " + name + " failed");
-            return new BenchNamespace(name);
+    /** Milliseconds for {@code ip netns exec NS nft -f FILE}, or -1 when it overran and was killed. */
+    private static double nftFile(KernelNamespace ns, Path file, int timeoutSeconds) throws IOException {
+        long t0 = System.nanoTime();
+        KernelNamespace.Result r;
+        try {
+            r = ns.exec(Duration.ofSeconds(timeoutSeconds), null, "nft", "-f", file.toString());
+        } catch (IOException e) {
+            if (e.getMessage() != null && e.getMessage().startsWith("timed out")) return -1;
+            throw e;
         }
-
-        String name() { return name; }
-
-        /** Milliseconds for {@code ip netns exec NAME nft -f FILE}, or -1 when it overran and was killed. */
-        double nftFile(Path file, int timeoutSeconds) throws IOException, InterruptedException {
-            long t0 = System.nanoTime();
-            int rc = run(timeoutSeconds, "ip", "netns", "exec", name, "nft", "-f", file.toString());
-            if (rc == Integer.MIN_VALUE) return -1;
-            if (rc != 0) throw new IOException("nft -f failed with exit code " + rc);
-            return ms(System.nanoTime() - t0);
-        }
-
-        private static int run(int timeoutSeconds, String... cmd) throws IOException, InterruptedException {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-                return Integer.MIN_VALUE;
-            }
-            return p.exitValue();
-        }
-
-        @Override public void close() throws IOException, InterruptedException {
-            run(60, "ip", "netns", "del", name);
-        }
+        if (!r.ok()) throw new IOException("nft -f failed with exit code " + r.exitCode() + ": " + r.stderr().strip());
+        return ms(System.nanoTime() - t0);
     }
 }

@@ -1,11 +1,11 @@
 package io.nftproxy.bench;
 
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.proxy.ServicePortName;

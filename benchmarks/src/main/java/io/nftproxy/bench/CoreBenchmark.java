@@ -1,10 +1,10 @@
 package io.nftproxy.bench;
 
 import io.nftproxy.diff.Differ;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.render.TableModel;
@@ -46,7 +46,7 @@ public class CoreBenchmark {
     private Renderer renderer;
     private BenchCluster cluster;
     private ProxyState state;
-    private DesiredTable table;
+    private TableContent table;
     private TableModel incremental;
     private int next;
 
@@ -61,7 +61,7 @@ public class CoreBenchmark {
     }
 
     @Benchmark
-    public DesiredTable renderFull() { return renderer.render(state, BenchCluster.node()).table(); }
+    public TableContent renderFull() { return renderer.render(state, BenchCluster.node()).table(); }
 
     @Benchmark
     public Differ.Diff diffNoop() { return Differ.diff(table, table); }

@@ -1,8 +1,8 @@
 package io.nftproxy.bench;
 
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;

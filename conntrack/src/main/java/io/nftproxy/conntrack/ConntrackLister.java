@@ -1,6 +1,6 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 
 import java.io.IOException;

@@ -3,7 +3,7 @@ package io.nftproxy.conntrack;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,7 +1,7 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 

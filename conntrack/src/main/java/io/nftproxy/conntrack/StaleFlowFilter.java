@@ -1,9 +1,9 @@
 package io.nftproxy.conntrack;
 
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ServicePortView;
 import io.nftproxy.proxy.ServicePort;
 

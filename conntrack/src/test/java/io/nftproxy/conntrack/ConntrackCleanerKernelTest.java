@@ -1,14 +1,17 @@
 package io.nftproxy.conntrack;
 
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -64,28 +67,37 @@ class ConntrackCleanerKernelTest {
         return a.toArray(String[]::new);
     }
 
-    private static void fixtures(TestNetns ns) throws Exception {
+    /** {@code conntrack -L} of both families, one entry a line. */
+    private static List<String> conntrackList(KernelNamespace ns) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (String family : List.of("ipv4", "ipv6")) {
+            for (String line : ns.execChecked("conntrack", "-L", "-f", family).split("\n")) if (!line.isBlank()) out.add(line.strip());
+        }
+        return out;
+    }
+
+    private static void fixtures(KernelNamespace ns) throws Exception {
         // kept: reply from the ready endpoint
-        ns.exec(insert("udp", "10.0.5.5", 40001, "172.30.0.10", 53, "10.0.1.1", 5353));
+        ns.execChecked(insert("udp", "10.0.5.5", 40001, "172.30.0.10", 53, "10.0.1.1", 5353));
         // deleted: endpoint gone
-        ns.exec(insert("udp", "10.0.5.5", 40002, "172.30.0.10", 53, "10.0.9.9", 5353));
+        ns.execChecked(insert("udp", "10.0.5.5", 40002, "172.30.0.10", 53, "10.0.9.9", 5353));
         // deleted: made while there were no endpoints, never DNATed
-        ns.exec(insert("udp", "10.0.5.5", 40003, "172.30.0.10", 53, "172.30.0.10", 53));
+        ns.execChecked(insert("udp", "10.0.5.5", 40003, "172.30.0.10", 53, "172.30.0.10", 53));
         // deleted: NodePort, endpoint gone
-        ns.exec(insert("udp", "198.51.100.7", 40004, "192.168.10.20", 30053, "10.0.9.9", 5353));
+        ns.execChecked(insert("udp", "198.51.100.7", 40004, "192.168.10.20", 30053, "10.0.9.9", 5353));
         // kept: TCP is never touched, even to a gone endpoint
-        ns.exec(insert("tcp", "10.0.5.5", 40005, "172.30.0.10", 53, "10.0.9.9", 5353));
+        ns.execChecked(insert("tcp", "10.0.5.5", 40005, "172.30.0.10", 53, "10.0.9.9", 5353));
         // deleted: the service has no endpoints at all (#139628)
-        ns.exec(insert("udp", "10.0.5.5", 40006, "172.30.0.30", 9999, "10.0.9.8", 9999));
+        ns.execChecked(insert("udp", "10.0.5.5", 40006, "172.30.0.30", 9999, "10.0.9.8", 9999));
         // deleted: in conntrack zone 5, which the delete request must name
-        ns.exec(insert("udp", "10.0.5.5", 40007, "172.30.0.10", 53, "10.0.9.9", 5353, "-w", "5"));
+        ns.execChecked(insert("udp", "10.0.5.5", 40007, "172.30.0.10", 53, "10.0.9.9", 5353, "-w", "5"));
         // kept: pod to pod, no service
-        ns.exec(insert("udp", "10.0.5.5", 40008, "10.0.1.1", 5353, "10.0.1.1", 5353));
+        ns.execChecked(insert("udp", "10.0.5.5", 40008, "10.0.1.1", 5353, "10.0.1.1", 5353));
         // kept: NodePort flow answered by the live endpoint
-        ns.exec(insert("udp", "198.51.100.7", 40009, "192.168.10.20", 30053, "10.0.1.1", 5353));
+        ns.execChecked(insert("udp", "198.51.100.7", 40009, "192.168.10.20", 30053, "10.0.1.1", 5353));
         // IPv6: deleted (endpoint gone) and kept (live endpoint)
-        ns.exec(insert("udp", "fd00:10::5", 40010, "fd00:172:30::10", 53, "fd00:10::99", 5353));
-        ns.exec(insert("udp", "fd00:10::5", 40011, "fd00:172:30::10", 53, "fd00:10::1", 5353));
+        ns.execChecked(insert("udp", "fd00:10::5", 40010, "fd00:172:30::10", 53, "fd00:10::99", 5353));
+        ns.execChecked(insert("udp", "fd00:10::5", 40011, "fd00:172:30::10", 53, "fd00:10::1", 5353));
     }
 
     private static Set<Integer> clientPorts(List<String> lines) {
@@ -99,17 +111,17 @@ class ConntrackCleanerKernelTest {
 
     @Test
     void deletesExactlyTheStaleUdpEntries() throws Exception {
-        TestNetns.assumeKernelTests();
-        try (TestNetns ns = TestNetns.create("ct")) {
+        KernelTests.assumeAvailable("conntrack");
+        try (KernelNamespace ns = KernelNamespace.create("ct")) {
             fixtures(ns);
             assertEquals(Set.of(40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011),
-                    clientPorts(ns.conntrackList()), "fixtures inserted");
+                    clientPorts(conntrackList(ns)), "fixtures inserted");
 
             CleanupReport r = NetnsThread.callIn(ns.name(), () -> new ConntrackCleaner().clean(v4, v6));
             System.out.println("conntrack cleanup of the fixtures: " + r);
 
-            assertEquals(Set.of(40001, 40005, 40008, 40009, 40011), clientPorts(ns.conntrackList()),
-                    "left after cleanup:\n" + String.join("\n", ns.conntrackList()));
+            assertEquals(Set.of(40001, 40005, 40008, 40009, 40011), clientPorts(conntrackList(ns)),
+                    "left after cleanup:\n" + String.join("\n", conntrackList(ns)));
             assertEquals(6, r.deleted(), r.toString());
             assertEquals(6, r.stale(), r.toString());
             assertEquals(0, r.errors(), r.toString());
@@ -126,31 +138,31 @@ class ConntrackCleanerKernelTest {
 
     @Test
     void anEntryDeletedBehindOurBackIsCountedAsGoneNotAsAnError() throws Exception {
-        TestNetns.assumeKernelTests();
-        try (TestNetns ns = TestNetns.create("ct")) {
-            ns.exec(insert("udp", "10.0.5.5", 40002, "172.30.0.10", 53, "10.0.9.9", 5353));
-            ns.exec(insert("udp", "10.0.5.5", 40012, "172.30.0.10", 53, "10.0.9.9", 5353));
+        KernelTests.assumeAvailable("conntrack");
+        try (KernelNamespace ns = KernelNamespace.create("ct")) {
+            ns.execChecked(insert("udp", "10.0.5.5", 40002, "172.30.0.10", 53, "10.0.9.9", 5353));
+            ns.execChecked(insert("udp", "10.0.5.5", 40012, "172.30.0.10", 53, "10.0.9.9", 5353));
             StaleFlowFilter filter = StaleFlowFilter.of(v4);
             ConntrackTable.DeleteOutcome o = NetnsThread.callIn(ns.name(), () -> {
                 try (ConntrackTable t = ConntrackTable.open()) {
                     List<FlowEntry> stale = t.dump(IpFamily.IPV4, System.nanoTime() + 5_000_000_000L).stream()
                             .filter(filter::isStale).collect(Collectors.toList());
                     assertEquals(2, stale.size(), stale.toString());
-                    ns.exec("conntrack", "-D", "-p", "udp", "--sport", "40002");
+                    ns.execChecked("conntrack", "-D", "-p", "udp", "--sport", "40002");
                     return t.delete(stale, System.nanoTime() + 5_000_000_000L);
                 }
             });
             assertEquals(1, o.deleted(), o.toString());
             assertEquals(1, o.gone(), o.toString());
             assertEquals(0, o.errors(), o.toString());
-            assertTrue(ns.conntrackList().isEmpty(), ns.conntrackList().toString());
+            assertTrue(conntrackList(ns).isEmpty(), conntrackList(ns).toString());
         }
     }
 
     @Test
     void listerNamesTheServiceOfEachFlow() throws Exception {
-        TestNetns.assumeKernelTests();
-        try (TestNetns ns = TestNetns.create("ct")) {
+        KernelTests.assumeAvailable("conntrack");
+        try (KernelNamespace ns = KernelNamespace.create("ct")) {
             fixtures(ns);
             List<ServiceFlow> flows = NetnsThread.callIn(ns.name(), () -> new ConntrackLister().list(v4, v6));
             List<String> seen = flows.stream()
@@ -169,7 +181,7 @@ class ConntrackCleanerKernelTest {
                     "40011 kube-system/dns:dns/UDP CLUSTER_IP"), seen);
             ServiceFlow zoned = flows.stream().filter(f -> f.flow().origSrcPort() == 40007).findFirst().orElseThrow();
             assertEquals(5, zoned.flow().zone());
-            assertEquals(11, ns.conntrackList().size(), "listing deletes nothing");
+            assertEquals(11, conntrackList(ns).size(), "listing deletes nothing");
         }
     }
 }

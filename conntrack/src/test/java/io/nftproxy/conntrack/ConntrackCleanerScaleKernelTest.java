@@ -1,8 +1,10 @@
 package io.nftproxy.conntrack;
 
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import org.junit.jupiter.api.Test;
@@ -21,7 +23,7 @@ class ConntrackCleanerScaleKernelTest {
 
     @Test
     void dumpsTwoThousandAndDeletesTheStaleThousand() throws Exception {
-        TestNetns.assumeKernelTests();
+        KernelTests.assumeAvailable("conntrack");
         ProxyState v4 = ProxyStateBuilder.build(ConntrackCleanerKernelTest.cluster_(), IpFamily.IPV4, TestClusters.NODE);
         // One conntrack process reading ENTRIES "-I" lines (conntrack -R), not 2,000 processes on a shared machine.
         StringBuilder batch = new StringBuilder();
@@ -32,11 +34,11 @@ class ConntrackCleanerScaleKernelTest {
                     .append(reply).append(" -q 10.0.5.5 --reply-port-src 5353 --reply-port-dst ").append(sport)
                     .append(" -t 300\n");
         }
-        try (TestNetns ns = TestNetns.create("ctscale")) {
+        try (KernelNamespace ns = KernelNamespace.create("ctscale")) {
             for (int round = 1; round <= ROUNDS; round++) {
-                ns.exec("conntrack", "-F");
-                ns.execWithInput(batch.toString(), "conntrack", "-R", "-");
-                assertEquals(String.valueOf(ENTRIES), ns.exec("conntrack", "-C").strip(), "entries inserted");
+                ns.execChecked("conntrack", "-F");
+                ns.execCheckedWithInput(batch.toString(), "conntrack", "-R", "-");
+                assertEquals(String.valueOf(ENTRIES), ns.execChecked("conntrack", "-C").strip(), "entries inserted");
 
                 CleanupReport r = NetnsThread.callIn(ns.name(), () -> new ConntrackCleaner().clean(v4, null));
                 CleanupReport.Family f = r.families().get(0);
@@ -47,7 +49,7 @@ class ConntrackCleanerScaleKernelTest {
                 assertEquals(ENTRIES / 2, f.stale());
                 assertEquals(ENTRIES / 2, f.deleted(), r.toString());
                 assertEquals(0, f.errors(), f.errorSamples().toString());
-                assertEquals(String.valueOf(ENTRIES / 2), ns.exec("conntrack", "-C").strip(), "entries left");
+                assertEquals(String.valueOf(ENTRIES / 2), ns.execChecked("conntrack", "-C").strip(), "entries left");
                 // Generous bound for a shared 2-core machine; the printed figures are what the report quotes.
                 assertTrue(f.duration().toMillis() < 2_000, "cleanup took " + f.duration().toMillis() + " ms");
             }

@@ -1,8 +1,8 @@
 package io.nftproxy.conntrack;
 
 import io.nftproxy.TestClusters;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import org.junit.jupiter.api.Test;

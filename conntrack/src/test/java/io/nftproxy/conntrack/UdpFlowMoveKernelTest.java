@@ -1,13 +1,15 @@
 package io.nftproxy.conntrack;
 
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.LibNftablesClient;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
@@ -60,7 +62,7 @@ class UdpFlowMoveKernelTest {
                 .slice(s.build()).snapshot();
     }
 
-    private static DesiredTable render(ClusterSnapshot s) {
+    private static TableContent render(ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(IpFamily.IPV4);
     }
 
@@ -147,20 +149,20 @@ class UdpFlowMoveKernelTest {
 
     @Test
     void theCleanerMovesAUdpClientOffARemovedEndpoint() throws Exception {
-        TestNetns.assumeKernelTests("nft");
-        List<TestNetns> created = new ArrayList<>();
+        KernelTests.assumeAvailable("conntrack");
+        List<KernelNamespace> created = new ArrayList<>();
         try {
-            TestNetns node = add(created, TestNetns.create("ctnode"));
-            TestNetns client = add(created, TestNetns.create("ctcli"));
-            TestNetns b1 = add(created, TestNetns.create("ctb1"));
-            TestNetns b2 = add(created, TestNetns.create("ctb2"));
+            KernelNamespace node = add(created, KernelNamespace.create("ctnode"));
+            KernelNamespace client = add(created, KernelNamespace.create("ctcli"));
+            KernelNamespace b1 = add(created, KernelNamespace.create("ctb1"));
+            KernelNamespace b2 = add(created, KernelNamespace.create("ctb2"));
             node.ip("link", "set", "lo", "up");
-            node.exec("sysctl", "-q", "-w", "net.ipv4.ip_forward=1");
+            node.execChecked("sysctl", "-q", "-w", "net.ipv4.ip_forward=1");
             link(node, "c0", "10.0.1.1", client, "10.0.1.2");
             link(node, "b1", "10.0.2.1", b1, "10.0.2.2");
             link(node, "b2", "10.0.3.1", b2, "10.0.3.2");
 
-            DesiredTable both = render(snapshot(List.of("10.0.2.2", "10.0.3.2")));
+            TableContent both = render(snapshot(List.of("10.0.2.2", "10.0.3.2")));
             try (LibNftablesClient nft = LibNftablesClient.inNamespace(node.name());
                  Backend back1 = new Backend("b1", b1.name());
                  Backend back2 = new Backend("b2", b2.name());
@@ -207,7 +209,7 @@ class UdpFlowMoveKernelTest {
             }
         } finally {
             IOException failure = null;
-            for (TestNetns ns : created) {
+            for (KernelNamespace ns : created) {
                 try {
                     ns.close();
                 } catch (IOException e) {
@@ -218,13 +220,13 @@ class UdpFlowMoveKernelTest {
         }
     }
 
-    private static TestNetns add(List<TestNetns> list, TestNetns ns) {
+    private static KernelNamespace add(List<KernelNamespace> list, KernelNamespace ns) {
         list.add(ns);
         return ns;
     }
 
     /** A veth pair from the node to {@code peer}, made inside the node namespace; the peer routes via the node. */
-    private static void link(TestNetns node, String dev, String nodeIp, TestNetns peer, String peerIp) throws IOException {
+    private static void link(KernelNamespace node, String dev, String nodeIp, KernelNamespace peer, String peerIp) throws IOException {
         node.ip("link", "add", dev, "type", "veth", "peer", "name", "eth0", "netns", peer.name());
         node.ip("addr", "add", nodeIp + "/24", "dev", dev);
         node.ip("link", "set", dev, "up");

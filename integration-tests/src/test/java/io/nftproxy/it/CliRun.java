@@ -1,7 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.NftproxyCommand;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import picocli.CommandLine;
 
 import java.io.IOException;

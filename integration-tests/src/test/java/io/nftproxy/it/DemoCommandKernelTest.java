@@ -2,7 +2,7 @@ package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.demo.DemoCluster;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.demo.Topology;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,18 +1,18 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.TestClusters;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
-import io.nftproxy.nft.TableComparison;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.readback.TableComparison;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.GoldenScenarios;
 import io.nftproxy.render.HostileInputs;
 import io.nftproxy.render.Renderer;
@@ -61,7 +61,7 @@ class GoldenKernelTest {
         try (KernelNamespace ns = KernelNamespace.create("gold")) {
             ns.load(golden);
             for (IpFamily f : IpFamily.values()) {
-                DesiredTable kernel = KernelTableParser.parse(ns.listTable(f));
+                TableContent kernel = KernelTableParser.parse(ns.listTable(f));
                 List<String> diff = TableComparison.diff(r.table(f), kernel, JSON_GAPS);
                 assertTrue(diff.isEmpty(), () -> s + " " + f + ":\n  " + String.join("\n  ", diff));
             }

@@ -1,14 +1,14 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
-import io.nftproxy.nft.TableComparison;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.readback.TableComparison;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -52,14 +52,14 @@ class KernelReadbackTest {
         try (KernelNamespace ns = KernelNamespace.create("rb")) {
             for (IpFamily f : IpFamily.values()) ns.load(Transaction.creating(r.table(f)).script(Capabilities.baseline()));
             for (IpFamily f : IpFamily.values()) {
-                DesiredTable model = r.table(f);
-                DesiredTable kernel = KernelTableParser.parse(ns.listTable(f));
+                TableContent model = r.table(f);
+                TableContent kernel = KernelTableParser.parse(ns.listTable(f));
                 List<String> diff = TableComparison.diff(model, kernel, JSON_GAPS);
                 assertTrue(diff.isEmpty(), () -> s + " " + f + ": kernel differs from the model:\n  " + String.join("\n  ", diff));
                 assertChainCommentsInTextListing(model, ns.listTableText(f));
             }
             if (s.ipv6()) {
-                DesiredTable v6 = KernelTableParser.parse(ns.listTable(IpFamily.IPV6));
+                TableContent v6 = KernelTableParser.parse(ns.listTable(IpFamily.IPV6));
                 assertFalse(v6.elements("service-ips").isEmpty(), "ip6 table has no services");
                 assertEquals(r.table(IpFamily.IPV6).ruleCount(), v6.ruleCount());
             }
@@ -71,13 +71,13 @@ class KernelReadbackTest {
     @Test
     void baseChainHooksAndPrioritiesMatchTheModel() throws Exception {
         KernelScenarios.Scenario s = KernelScenarios.all().get(0);
-        DesiredTable model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+        TableContent model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
         String script = Transaction.creating(model).script(Capabilities.baseline());
         assertTrue(script.contains("chain ip kube-proxy nat-output { type nat hook output priority -100 ; }"), script);
         assertTrue(script.contains("chain ip kube-proxy filter-output-pre-dnat { type filter hook output priority -110 ; }"), script);
         try (KernelNamespace ns = KernelNamespace.create("rb")) {
             ns.load(script);
-            DesiredTable kernel = KernelTableParser.parse(ns.listTable(IpFamily.IPV4));
+            TableContent kernel = KernelTableParser.parse(ns.listTable(IpFamily.IPV4));
             int base = 0;
             for (Chain c : model.chains().values()) {
                 assertEquals(c.hook(), kernel.chain(c.name()).hook(), c.name());
@@ -104,7 +104,7 @@ class KernelReadbackTest {
     @Test
     void foreignContentIsReportedNotDropped() throws Exception {
         KernelScenarios.Scenario s = KernelScenarios.all().get(0);
-        DesiredTable model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+        TableContent model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
         try (KernelNamespace ns = KernelNamespace.create("rb")) {
             ns.load(Transaction.creating(model).script(Capabilities.baseline()));
             ns.load("add rule ip kube-proxy services ip saddr 198.51.100.7 counter accept\n"
@@ -122,18 +122,18 @@ class KernelReadbackTest {
     @Test
     void affinityEntriesFromThePacketPathAreNotPartOfTheTable() throws Exception {
         KernelScenarios.Scenario s = KernelScenarios.all().stream().filter(x -> x.name().equals("session affinity")).findFirst().orElseThrow();
-        DesiredTable model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+        TableContent model = Renderer.upstream().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
         String affinitySet = model.sets().keySet().stream().filter(n -> n.startsWith("affinity-")).findFirst().orElseThrow();
         try (KernelNamespace ns = KernelNamespace.create("rb")) {
             ns.load(Transaction.creating(model).script(Capabilities.baseline()));
             ns.load("add element ip kube-proxy " + affinitySet + " { 203.0.113.9 }\n");
             assertTrue(ns.listTableText(IpFamily.IPV4).contains("203.0.113.9 expires"));
-            DesiredTable kernel = KernelTableParser.parse(ns.listTable(IpFamily.IPV4));
+            TableContent kernel = KernelTableParser.parse(ns.listTable(IpFamily.IPV4));
             assertTrue(TableComparison.diff(model, kernel, JSON_GAPS).isEmpty());
         }
     }
 
-    private static void assertChainCommentsInTextListing(DesiredTable model, String text) {
+    private static void assertChainCommentsInTextListing(TableContent model, String text) {
         for (Chain c : model.chains().values()) {
             if (c.comment() == null) continue;
             Pattern p = Pattern.compile("chain " + Pattern.quote(c.name()) + " \\{\\s*comment " + Pattern.quote("\"" + c.comment() + "\""));

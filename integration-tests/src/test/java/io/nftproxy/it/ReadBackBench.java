@@ -4,13 +4,13 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.LibNftablesClient;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
-import io.nftproxy.nft.json.Json;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.readback.Json;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.sync.KernelTable;
@@ -45,7 +45,7 @@ class ReadBackBench {
                     .ready("10.64." + (i / 125) + "." + (2 * (i % 125) + 1), TestClusters.NODE)
                     .ready("10.64." + (i / 125) + "." + (2 * (i % 125) + 2), TestClusters.NODE).build());
         }
-        DesiredTable desired = new Renderer(TableLayout.DEFAULT).render(new ClusterSnapshot(svcs, slices, List.of(), List.of()), TestClusters.node())
+        TableContent desired = new Renderer(TableLayout.DEFAULT).render(new ClusterSnapshot(svcs, slices, List.of(), List.of()), TestClusters.node())
                 .table(IpFamily.IPV4);
         try (KernelNamespace ns = KernelNamespace.create("readback");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
@@ -62,7 +62,7 @@ class ReadBackBench {
                 long t1 = System.nanoTime();
                 Object tree = Json.parse(json);
                 long t2 = System.nanoTime();
-                DesiredTable kernel = KernelTableParser.parse(json);
+                TableContent kernel = KernelTableParser.parse(json);
                 long t3 = System.nanoTime();
                 Differ.Diff d = Differ.diff(kernel, desired);
                 long t4 = System.nanoTime();

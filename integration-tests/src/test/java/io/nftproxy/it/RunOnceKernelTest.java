@@ -1,10 +1,10 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
-import io.nftproxy.demo.KernelNamespace;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,7 +49,7 @@ class RunOnceKernelTest {
                 CliRun first = run(args(ns, "--nft-mode", mode));
                 assertEquals(ExitCodes.OK, first.exit(), () -> mode + ": " + first.err());
                 for (IpFamily f : IpFamily.values()) {
-                    DesiredTable t = KernelTableParser.parse(ns.listTable(f));
+                    TableContent t = KernelTableParser.parse(ns.listTable(f));
                     assertTrue(t.ruleCount() > 10 && !t.elements("service-ips").isEmpty(), () -> mode + " " + f + ": " + t);
                     assertTrue(first.out().contains("applied table " + f.nftFamily() + " kube-proxy: full sync"), first.out());
                 }

@@ -1,15 +1,15 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.diff.Differ;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.KernelTable;
@@ -52,7 +52,7 @@ class SyncBench {
             slices.add(slice(i, 0));
         }
         long t0 = System.nanoTime();
-        DesiredTable desired = render(new ClusterSnapshot(svcs, slices, List.of(), List.of()));
+        TableContent desired = render(new ClusterSnapshot(svcs, slices, List.of(), List.of()));
         double renderMs = ms(t0);
         try (KernelNamespace ns = KernelNamespace.create("bench");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
@@ -65,7 +65,7 @@ class SyncBench {
             String json = client.listTableJson(IpFamily.IPV4);
             double listMs = ms(l0);
             long p0 = System.nanoTime();
-            DesiredTable kernel = KernelTableParser.parse(json);
+            TableContent kernel = KernelTableParser.parse(json);
             double parseMs = ms(p0);
             long d0 = System.nanoTime();
             Differ.diff(kernel, desired);
@@ -86,7 +86,7 @@ class SyncBench {
                 int victim = (k * 7919) % services;
                 slices.set(victim, slice(victim, k + 1));
                 long r0 = System.nanoTime();
-                DesiredTable next = render(new ClusterSnapshot(svcs, slices, List.of(), List.of()));
+                TableContent next = render(new ClusterSnapshot(svcs, slices, List.of(), List.of()));
                 renderOneMs[k] = ms(r0);
                 now = now.plusMillis(100);
                 if (k == SINGLE_CHANGES - 1) {
@@ -114,7 +114,7 @@ class SyncBench {
         }
     }
 
-    private static DesiredTable render(ClusterSnapshot s) {
+    private static TableContent render(ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(IpFamily.IPV4);
     }
 

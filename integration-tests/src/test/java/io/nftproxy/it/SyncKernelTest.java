@@ -1,19 +1,19 @@
 package io.nftproxy.it;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.RandomClusters;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
-import io.nftproxy.nft.TableComparison;
+import io.nftproxy.readback.TableComparison;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.nft.json.Json;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.readback.Json;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.KernelTable;
@@ -53,7 +53,7 @@ class SyncKernelTest {
         Assumptions.assumeTrue(cause == null, cause);
     }
 
-    private static DesiredTable render(ClusterSnapshot s) {
+    private static TableContent render(ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(V4);
     }
 
@@ -70,8 +70,8 @@ class SyncKernelTest {
     }
 
     /** The kernel's table, read back, differs from the model (plus flushed stale chains) in these ways. */
-    private static List<String> divergences(NftClient client, KernelTable s, DesiredTable desired) throws Exception {
-        DesiredTable kernel = client.readTable(desired.family());
+    private static List<String> divergences(NftClient client, KernelTable s, TableContent desired) throws Exception {
+        TableContent kernel = client.readTable(desired.family());
         if (kernel == null) return List.of("table missing");
         return TableComparison.diff(Differ.committed(desired, s.staleChains()), kernel, JSON_GAPS);
     }
@@ -88,10 +88,10 @@ class SyncKernelTest {
             KernelTable s = new KernelTable(V4, client);
             Instant now = T0;
             String what = "start";
-            DesiredTable model = null;
+            TableContent model = null;
             for (int i = 0; i <= steps; i++) {
                 if (i > 0) what = walk.step();
-                DesiredTable desired = render(walk.snapshot());
+                TableContent desired = render(walk.snapshot());
                 now = now.plusMillis(300);
                 SyncResult r = model == null ? s.converge(desired, now) : s.commit(Differ.diff(model, desired), now);
                 model = desired;
@@ -105,7 +105,7 @@ class SyncKernelTest {
                 if (i % 100 == 50) {
                     // A restart in the middle of the walk: the new syncer adopts whatever state the walk reached.
                     s = new KernelTable(V4, client);
-                    DesiredTable kernel = client.readTable(V4);
+                    TableContent kernel = client.readTable(V4);
                     SyncResult adopted = s.converge(desired, now);
                     assertTrue(adopted.success() && adopted.full() && adopted.commands() == 0, () -> ctx + ": restart adoption: "
                             + adopted + "; a plain diff would send:\n" + Differ.diff(kernel, desired).transaction().script(Capabilities.baseline()));
@@ -120,7 +120,7 @@ class SyncKernelTest {
 
     @Test
     void aRestartedSyncerAdoptsTheTableWithoutRewritingIt() throws Exception {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
                 assertTrue(new KernelTable(V4, client).converge(want, T0).success());
@@ -139,8 +139,8 @@ class SyncKernelTest {
 
     @Test
     void adoptionWithOneChangedServiceTouchesOnlyThatService() throws Exception {
-        DesiredTable before = render(base().snapshot());
-        DesiredTable after = render(withDb().snapshot());
+        TableContent before = render(base().snapshot());
+        TableContent after = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
                 assertTrue(new KernelTable(V4, client).converge(before, T0).success());
@@ -183,7 +183,7 @@ class SyncKernelTest {
 
     @Test
     void aForeignRuleMakesTheFullSyncReplaceTheTable() throws Exception {
-        DesiredTable want = render(base().snapshot());
+        TableContent want = render(base().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("foreign");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
             assertTrue(new KernelTable(V4, client).converge(want, T0).success());
@@ -200,7 +200,7 @@ class SyncKernelTest {
 
     @Test
     void tamperingIsRepairedByAFullSync() throws Exception {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         String serviceChain = want.chains().keySet().stream().filter(c -> c.startsWith("service-")).findFirst().orElseThrow();
         Element element = want.elements("service-ips").values().iterator().next();
         // Tampering as an operator's shell would do it: nft commands from outside the process.

@@ -20,14 +20,14 @@ class NetnsThreadTest {
 
     @Test
     void tasksRunInTheNamespaceWhileTheCallerStaysInTheHost() throws Exception {
-        ScratchNetns.assumeKernelTests();
+        KernelTests.assumeAvailable();
         String host = currentNetns();
-        try (ScratchNetns ns = ScratchNetns.create(); NetnsThread t = NetnsThread.start(ns.name())) {
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NetnsThread t = NetnsThread.start(ns.name())) {
             String inside = t.call(NetnsThreadTest::currentNetns);
             assertNotEquals(host, inside);
             assertEquals(inside, t.call(NetnsThreadTest::currentNetns), "the same thread, the same namespace");
             assertEquals(host, currentNetns());
-            String viaIp = ScratchNetns.run("ip", "netns", "exec", ns.name(), "readlink", "/proc/self/ns/net").strip();
+            String viaIp = KernelNamespace.runChecked("ip", "netns", "exec", ns.name(), "readlink", "/proc/self/ns/net").strip();
             assertEquals(viaIp, inside);
         }
     }

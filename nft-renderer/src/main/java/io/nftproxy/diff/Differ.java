@@ -1,14 +1,14 @@
 package io.nftproxy.diff;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -38,7 +38,7 @@ public final class Differ {
      * @param applied what the kernel holds (last committed model, or the table read back), or null when the
      *                table does not exist
      */
-    public static Diff diff(DesiredTable applied, DesiredTable desired) {
+    public static Diff diff(TableContent applied, TableContent desired) {
         if (applied != null && applied.family() != desired.family()) throw new IllegalArgumentException("family mismatch");
         Transaction tx = new Transaction(desired.family());
         if (applied == null) {
@@ -129,19 +129,19 @@ public final class Differ {
     }
 
     /** What the kernel holds after {@link #diff} committed: the desired table plus the stale chains, empty. */
-    public static DesiredTable committed(DesiredTable desired, List<String> staleChains) {
+    public static TableContent committed(TableContent desired, List<String> staleChains) {
         if (staleChains.isEmpty()) return desired;
-        DesiredTable.Builder b = desired.toBuilder();
+        TableContent.Builder b = desired.toBuilder();
         for (String c : staleChains) if (!b.hasChain(c)) b.chain(Chain.regular(c));
         return b.build();
     }
 
     /** The transaction that replaces the table wholesale: for a kernel table we cannot read or do not trust. */
-    public static Transaction replacing(DesiredTable desired) {
+    public static Transaction replacing(TableContent desired) {
         Transaction tx = new Transaction(desired.family());
         // "add" then "delete" makes the delete succeed whether or not the table exists (nft 1.0.6 has no destroy).
-        tx.add(new TableSpec(DesiredTable.TABLE_COMMENT));
-        tx.delete(new TableSpec(DesiredTable.TABLE_COMMENT));
+        tx.add(new TableSpec(TableContent.TABLE_COMMENT));
+        tx.delete(new TableSpec(TableContent.TABLE_COMMENT));
         Transaction.creating(desired).commands().forEach(c -> tx.command(c.verb(), c.object()));
         return tx;
     }

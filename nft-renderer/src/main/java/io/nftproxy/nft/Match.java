@@ -1,7 +1,7 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 
 import java.util.List;
 

@@ -1,7 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -30,7 +29,7 @@ public final class NftSyntax {
     /** Refuses any identifier nft could read as more than a name. */
     public static String name(String s) {
         if (s == null || s.isEmpty() || s.length() > MAX_NAME_BYTES || !NAME.matcher(s).matches()) {
-            throw new IllegalArgumentException("unsafe nft identifier " + io.nftproxy.proxy.InvalidInputException.printable(s));
+            throw new IllegalArgumentException("unsafe nft identifier " + io.nftproxy.net.InvalidInputException.printable(s));
         }
         return s;
     }
@@ -53,7 +52,7 @@ public final class NftSyntax {
     public void command(StringBuilder sb, Command c) {
         sb.append(c.verb().nft()).append(' ');
         String fam = family.nftFamily();
-        String t = DesiredTable.TABLE_NAME;
+        String t = TableContent.TABLE_NAME;
         NftObject o = c.object();
         if (o instanceof TableSpec ts) {
                 sb.append("table ").append(fam).append(' ').append(t);

@@ -1,6 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 
 import java.util.List;
 

@@ -1,7 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -49,9 +48,9 @@ public final class Transaction {
      * The transaction that creates the whole table in a kernel that does not have it: table, sets and maps,
      * chains, rules, elements, in that order so every reference is defined before it is used.
      */
-    public static Transaction creating(DesiredTable t) {
+    public static Transaction creating(TableContent t) {
         Transaction tx = new Transaction(t.family());
-        tx.add(new TableSpec(DesiredTable.TABLE_COMMENT));
+        tx.add(new TableSpec(TableContent.TABLE_COMMENT));
         t.sets().values().forEach(tx::add);
         t.chains().values().forEach(tx::add);
         for (String c : t.chains().keySet()) t.rules(c).forEach(tx::add);

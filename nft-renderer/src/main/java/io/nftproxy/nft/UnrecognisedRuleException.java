@@ -25,17 +25,17 @@ public final class UnrecognisedRuleException extends Exception {
         @Override public String toString() { return where + ": " + reason + ": " + json; }
     }
 
-    private final transient DesiredTable partialTable;
+    private final transient TableContent partialTable;
     private final List<Item> items;
 
-    public UnrecognisedRuleException(DesiredTable partialTable, List<Item> items) {
+    public UnrecognisedRuleException(TableContent partialTable, List<Item> items) {
         super(message(items));
         this.partialTable = partialTable;
         this.items = List.copyOf(items);
     }
 
     /** The table with every unrecognised rule, chain, set or element left out; null if it could not be built. */
-    public DesiredTable partialTable() { return partialTable; }
+    public TableContent partialTable() { return partialTable; }
 
     public List<Item> items() { return items; }
 

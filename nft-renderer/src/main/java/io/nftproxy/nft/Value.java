@@ -1,7 +1,7 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
 
 /** One component of a set element's key. Only typed values exist: nothing free-form reaches an element. */
 public sealed interface Value extends Comparable<Value> {

@@ -1,5 +1,7 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+
 /**
  * Why an object, or a part of one, was skipped, or, when {@code kept}, why a part that was kept deserves a warning. Returned as a value from the pure core so the daemon can log it
  * (rate-limited) and count it in {@code nftproxy_invalid_objects_total{kind,reason}}.

@@ -1,5 +1,8 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;

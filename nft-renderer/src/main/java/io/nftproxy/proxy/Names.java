@@ -1,5 +1,7 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+
 /**
  * Re-validation of the API names that end up inside nft text (chain names, element comments). kube-proxy copies
  * them verbatim because the API server validated them; we check again, since a manifest file, an aggregated or

@@ -1,5 +1,10 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+
 import java.util.List;
 
 /**

@@ -1,5 +1,8 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+
 import java.util.List;
 import java.util.Map;
 import java.util.SortedMap;

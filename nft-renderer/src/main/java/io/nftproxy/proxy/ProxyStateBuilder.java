@@ -1,5 +1,11 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
+
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceCidrObject;

@@ -1,5 +1,9 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
+
 import io.nftproxy.cluster.ServiceObject;
 
 import java.time.Instant;

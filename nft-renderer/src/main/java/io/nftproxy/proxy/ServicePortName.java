@@ -1,5 +1,8 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.Protocol;
+
 import java.util.Comparator;
 
 /** Identifies one port of one Service: namespace, service, port name (may be empty) and protocol. Validated. */

@@ -1,5 +1,7 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.IpFamily;
+
 import java.util.List;
 import java.util.SortedMap;
 

@@ -1,14 +1,14 @@
 package io.nftproxy.render;
 
 import io.nftproxy.cluster.ClusterSnapshot;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Value;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
@@ -68,13 +68,13 @@ public final class Renderer {
     /** The result for both families. */
     /** Both families' tables, the validated states they were rendered from, and what was skipped. */
     public record Rendering(Map<IpFamily, Table> tables, Map<IpFamily, ProxyState> states, List<Diagnostic> diagnostics) {
-        public DesiredTable table(IpFamily f) { return tables.get(f).table(); }
+        public TableContent table(IpFamily f) { return tables.get(f).table(); }
 
         public ProxyState state(IpFamily f) { return states.get(f); }
     }
 
     /** One family's table and its per-sync counters. */
-    public record Table(DesiredTable table, int noLocalInternal, int noLocalExternal) {}
+    public record Table(TableContent table, int noLocalInternal, int noLocalExternal) {}
 
     public Rendering render(ClusterSnapshot snapshot, NodeContext node) {
         Map<IpFamily, Table> tables = new EnumMap<>(IpFamily.class);
@@ -93,7 +93,7 @@ public final class Renderer {
     }
 
     public Table render(ProxyState state, NodeContext node) {
-        DesiredTable.Builder t = skeleton(state.family(), node, state.serviceCidrs());
+        TableContent.Builder t = skeleton(state.family(), node, state.serviceCidrs());
         int noLocalInternal = 0, noLocalExternal = 0;
         for (ServicePort sp : state.servicePorts().values()) {
             ServicePortFragment f = fragment(sp, state.endpointsOf(sp.name()), node);
@@ -111,14 +111,14 @@ public final class Renderer {
     }
 
     /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */
-    public DesiredTable.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
-        DesiredTable.Builder t = DesiredTable.builder(family);
+    public TableContent.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
+        TableContent.Builder t = TableContent.builder(family);
         TableSkeleton.write(t, family, node, serviceCidrs);
         return t;
     }
 
     /** The node's own elements, which upstream adds after every service port's. */
-    void nodePortIPs(DesiredTable.Builder t, IpFamily family, NodeContext node) {
+    void nodePortIPs(TableContent.Builder t, IpFamily family, NodeContext node) {
         if (!t.hasSet(TableSkeleton.NODEPORT_IPS)) return;
         for (IpAddress ip : node.nodePortIPs(family)) {
             t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));

@@ -1,7 +1,7 @@
 package io.nftproxy.render;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
@@ -24,7 +24,7 @@ public record ServicePortFragment(ServicePortName name, List<NftSet> sets, List<
                                   List<Element> elements, boolean noLocalInternal, boolean noLocalExternal) {
 
     /** Adds this fragment to a table under construction, kinds in the order the kernel needs them. */
-    public void addTo(DesiredTable.Builder t) {
+    public void addTo(TableContent.Builder t) {
         for (NftSet s : sets) t.set(s);
         for (Chain c : chains) t.chain(c);
         for (Rule r : rules) t.rule(r);

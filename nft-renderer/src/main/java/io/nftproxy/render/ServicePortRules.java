@@ -1,6 +1,5 @@
 package io.nftproxy.render;
 
-import io.nftproxy.nft.ChainNames;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
@@ -11,8 +10,8 @@ import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.EndpointSelector;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.proxy.ServicePortName;

@@ -2,13 +2,13 @@ package io.nftproxy.render;
 
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
@@ -151,7 +151,7 @@ public final class TableModel {
 
     /** The whole table as it now stands: O(size of the table), for full syncs, checks and the tracer. */
     public Renderer.Table table() {
-        DesiredTable.Builder t = renderer.skeleton(family, node, serviceCidrs);
+        TableContent.Builder t = renderer.skeleton(family, node, serviceCidrs);
         for (Entry e : entries.values()) e.fragment.addTo(t);
         renderer.nodePortIPs(t, family, node);
         return new Renderer.Table(t.build(), noLocalInternal, noLocalExternal);
@@ -176,7 +176,7 @@ public final class TableModel {
     }
 
     private Differ.Diff rerender(ProxyState state, NodeContext newNode) {
-        DesiredTable old = committed ? table().table() : null;
+        TableContent old = committed ? table().table() : null;
         renderAll(state, newNode);
         return Differ.diff(old, table().table());
     }
@@ -233,9 +233,9 @@ public final class TableModel {
      * see of one side. An element kept from an unchanged port targets that port's chain, which is added with its
      * rules on both sides alike, so the differ leaves it alone.
      */
-    private DesiredTable partialTable(List<ServicePortFragment> fragments, Map<Element.ElementKey, Element> elements,
+    private TableContent partialTable(List<ServicePortFragment> fragments, Map<Element.ElementKey, Element> elements,
                                       Set<String> bystanders) {
-        DesiredTable.Builder t = renderer.skeleton(family, node, serviceCidrs);
+        TableContent.Builder t = renderer.skeleton(family, node, serviceCidrs);
         for (ServicePortFragment f : fragments) {
             f.sets().forEach(t::set);
             f.chains().forEach(t::chain);
@@ -246,7 +246,7 @@ public final class TableModel {
         return t.build();
     }
 
-    private void bystanderChain(DesiredTable.Builder t, String chain) {
+    private void bystanderChain(TableContent.Builder t, String chain) {
         ServicePortFragment f = entries.get(chainOwners.get(chain)).fragment;
         for (Chain c : f.chains()) if (c.name().equals(chain)) t.chain(c);
         for (Rule r : f.rules()) {

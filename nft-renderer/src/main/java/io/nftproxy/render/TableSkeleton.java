@@ -1,15 +1,15 @@
 package io.nftproxy.render;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
 import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
 import java.util.ArrayList;
@@ -56,7 +56,7 @@ final class TableSkeleton {
 
     private TableSkeleton() {}
 
-    static void write(DesiredTable.Builder t, IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
+    static void write(TableContent.Builder t, IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
         boolean matchAll = node.nodePortMatchAll(family);
         sets(t, family, matchAll);
         for (BaseChain b : BASE_CHAINS) t.chain(new Chain(b.name, new Chain.Hook(b.type, b.hook, b.priority), null));
@@ -88,7 +88,7 @@ final class TableSkeleton {
         t.rule(rule(NODEPORT_ENDPOINTS_CHECK, npMatch, List.of(new Statement.VmapLookup(PROTO_PORT, NO_ENDPOINT_NODEPORTS)), null));
     }
 
-    private static void sets(DesiredTable.Builder t, IpFamily family, boolean matchAll) {
+    private static void sets(TableContent.Builder t, IpFamily family, boolean matchAll) {
         String addr = family.addrType();
         List<String> dstTuple = List.of(addr, "inet_proto", "inet_service");
         List<String> protoPort = List.of("inet_proto", "inet_service");
@@ -106,7 +106,7 @@ final class TableSkeleton {
                 "vmap to drop or reject packets to service nodeports with no endpoints"));
     }
 
-    private static void jumps(DesiredTable.Builder t) {
+    private static void jumps(TableContent.Builder t) {
         Match ctNew = new Match.CtStateNew();
         t.rule(rule("filter-input", List.of(ctNew), List.of(decide(Verdict.jump(NODEPORT_ENDPOINTS_CHECK))), null));
         t.rule(rule("filter-input", List.of(ctNew), List.of(decide(Verdict.jump(SERVICE_ENDPOINTS_CHECK))), null));
@@ -121,7 +121,7 @@ final class TableSkeleton {
         t.rule(rule("nat-postrouting", List.of(), List.of(decide(Verdict.jump(MASQUERADING))), null));
     }
 
-    private static void servicesChain(DesiredTable.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark) {
+    private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark) {
         Match toClusterIP = new Match.SetLookup(List.of(Field.DADDR), CLUSTER_IPS, false);
         List<IpPrefix> podCidrs = node.clusterCidrs(family);
         if (node.masqueradeAll()) {

@@ -1,6 +1,6 @@
 package io.nftproxy.trace;
 
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 
 import java.util.ArrayList;
 import java.util.List;

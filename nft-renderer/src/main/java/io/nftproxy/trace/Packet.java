@@ -1,7 +1,7 @@
 package io.nftproxy.trace;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
 
 import java.util.Objects;
 
@@ -28,6 +28,6 @@ public record Packet(IpAddress src, IpAddress dst, Protocol proto, int dport, Or
     }
 
     static String hostPort(IpAddress ip, int port) {
-        return ip.family() == io.nftproxy.proxy.IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
+        return ip.family() == io.nftproxy.net.IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
     }
 }

@@ -1,7 +1,7 @@
 package io.nftproxy.trace;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
@@ -11,11 +11,10 @@ import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.render.Renderer;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -27,7 +26,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Walks the first packet of a new connection through a rendered {@link DesiredTable}, hook by hook in netfilter's
+ * Walks the first packet of a new connection through a rendered {@link TableContent}, hook by hook in netfilter's
  * order, and says where it goes and why. Pure: the table is only read.
  *
  * <p>Model: {@code ct state new} holds; {@code ct status dnat} holds once a DNAT happened on this path; dynamic
@@ -53,12 +52,7 @@ public final class PacketTracer {
 
     private PacketTracer() {}
 
-    /** Traces through the table of the packet's family. */
-    public static Trace trace(Renderer.Rendering rendering, NodeContext node, Packet p) {
-        return trace(rendering.table(p.dst().family()), node, p);
-    }
-
-    public static Trace trace(DesiredTable table, NodeContext node, Packet p) {
+    public static Trace trace(TableContent table, NodeContext node, Packet p) {
         if (p.dst().family() != table.family()) {
             throw new IllegalArgumentException("packet to " + p.dst() + " cannot be traced through the "
                     + table.family().nftFamily() + " table");
@@ -108,7 +102,7 @@ public final class PacketTracer {
 
     /** One linear evaluation of the packet, following the forced choices. */
     private static final class Run {
-        private final DesiredTable table;
+        private final TableContent table;
         private final NodeContext node;
         private final Set<IpAddress> local;
         private final Packet packet;
@@ -131,7 +125,7 @@ public final class PacketTracer {
         private Outcome end;
         private int ruleCount;
 
-        Run(DesiredTable table, NodeContext node, Set<IpAddress> local, Packet packet, List<Integer> forced) {
+        Run(TableContent table, NodeContext node, Set<IpAddress> local, Packet packet, List<Integer> forced) {
             this.table = table;
             this.node = node;
             this.local = local;

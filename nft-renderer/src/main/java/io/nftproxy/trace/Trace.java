@@ -1,6 +1,6 @@
 package io.nftproxy.trace;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.LinkedHashMap;
 import java.util.List;

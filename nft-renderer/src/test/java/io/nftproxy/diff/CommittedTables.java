@@ -1,7 +1,7 @@
 package io.nftproxy.diff;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
@@ -18,7 +18,7 @@ public final class CommittedTables {
      * Deletes those stale chains of {@code committed} nothing uses any more; a chain that is active again (it has
      * rules, or a rule or element points at it) is kept, as the kernel would refuse it with EBUSY.
      */
-    public static Transaction deleteChains(DesiredTable committed, List<String> chains) {
+    public static Transaction deleteChains(TableContent committed, List<String> chains) {
         Set<String> referenced = new HashSet<>();
         for (String c : committed.chains().keySet()) for (Rule r : committed.rules(c)) referenced.addAll(r.targets());
         for (Element e : committed.allElements()) if (e.value() != null && e.value().target() != null) referenced.add(e.value().target());
@@ -27,11 +27,11 @@ public final class CommittedTables {
     }
 
     /** {@code committed} once {@code deleted} went through. */
-    public static DesiredTable withoutChains(DesiredTable committed, Transaction deleted) {
+    public static TableContent withoutChains(TableContent committed, Transaction deleted) {
         if (deleted.isEmpty()) return committed;
         Set<String> gone = new HashSet<>();
         deleted.commands().forEach(c -> gone.add(((Chain) c.object()).name()));
-        DesiredTable.Builder b = DesiredTable.builder(committed.family());
+        TableContent.Builder b = TableContent.builder(committed.family());
         committed.sets().values().forEach(b::set);
         committed.chains().values().stream().filter(c -> !gone.contains(c.name())).forEach(b::chain);
         for (String c : committed.chains().keySet()) if (!gone.contains(c)) committed.rules(c).forEach(b::rule);

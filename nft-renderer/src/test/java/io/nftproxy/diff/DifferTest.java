@@ -3,13 +3,13 @@ package io.nftproxy.diff;
 import io.nftproxy.RandomClusters;
 import io.nftproxy.TestClusters;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.InMemoryTables;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 
@@ -25,13 +25,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class DifferTest {
-    private static DesiredTable render(io.nftproxy.cluster.ClusterSnapshot s) {
+    private static TableContent render(io.nftproxy.cluster.ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(IpFamily.IPV4);
     }
 
     @Test
     void firstSyncCreatesTheWholeTable() {
-        DesiredTable want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
+        TableContent want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.diff(null, want).transaction());
         assertEquals(want, kernel.dump(IpFamily.IPV4));
@@ -39,17 +39,17 @@ class DifferTest {
 
     @Test
     void noChangeMeansAnEmptyTransaction() {
-        DesiredTable want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
+        TableContent want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
         Differ.Diff d = Differ.diff(want, render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot()));
-        assertTrue(d.isEmpty(), () -> d.transaction().script(io.nftproxy.proxy.Capabilities.baseline()));
+        assertTrue(d.isEmpty(), () -> d.transaction().script(io.nftproxy.nft.Capabilities.baseline()));
     }
 
     @Test
     void addingAServiceSendsOnlyItsObjects() {
         TestClusters base = cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build())
                 .slice(slice("a", "b", "b1").port("p", "TCP", 8080).ready("10.180.0.1", NODE).build());
-        DesiredTable before = render(base.snapshot());
-        DesiredTable after = render(base.service(svc("a", "c").clusterIP("172.30.0.2").port("p", "TCP", 80).build())
+        TableContent before = render(base.snapshot());
+        TableContent after = render(base.service(svc("a", "c").clusterIP("172.30.0.2").port("p", "TCP", 80).build())
                 .slice(slice("a", "c", "c1").port("p", "TCP", 8080).ready("10.180.0.2", "elsewhere").build()).snapshot());
         Transaction tx = Differ.diff(before, after).transaction();
         // As upstream's TestSyncProxyRulesRepeated: cluster-ips + service-ips elements, one chain and its rule.
@@ -62,14 +62,14 @@ class DifferTest {
     void removingAServiceFlushesItsChainAndLeavesItStale() {
         TestClusters base = cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build())
                 .slice(slice("a", "b", "b1").port("p", "TCP", 8080).ready("10.180.0.1", "elsewhere").build());
-        DesiredTable before = render(base.snapshot());
-        DesiredTable after = render(cluster().snapshot());
+        TableContent before = render(base.snapshot());
+        TableContent after = render(cluster().snapshot());
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.diff(null, before).transaction());
         Differ.Diff d = Differ.diff(before, after);
-        assertEquals(List.of(io.nftproxy.nft.ChainNames.service(new io.nftproxy.proxy.ServicePortName("a", "b", "p", io.nftproxy.proxy.Protocol.TCP))), d.staleChains());
+        assertEquals(List.of(io.nftproxy.render.ChainNames.service(new io.nftproxy.proxy.ServicePortName("a", "b", "p", io.nftproxy.net.Protocol.TCP))), d.staleChains());
         kernel.apply(d.transaction());
-        DesiredTable committed = Differ.committed(after, d.staleChains());
+        TableContent committed = Differ.committed(after, d.staleChains());
         assertEquals(committed, kernel.dump(IpFamily.IPV4));
         kernel.apply(CommittedTables.deleteChains(committed, d.staleChains()));
         assertEquals(after, kernel.dump(IpFamily.IPV4));
@@ -78,8 +78,8 @@ class DifferTest {
     @Test
     void changedElementValueIsDeletedThenAdded() {
         TestClusters base = cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build());
-        DesiredTable before = render(base.snapshot());
-        DesiredTable after = render(base.slice(slice("a", "b", "b1").port("p", "TCP", 8080).ready("10.180.0.1", "x").build()).snapshot());
+        TableContent before = render(base.snapshot());
+        TableContent after = render(base.slice(slice("a", "b", "b1").port("p", "TCP", 8080).ready("10.180.0.1", "x").build()).snapshot());
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.diff(null, before).transaction());
         kernel.apply(Differ.diff(before, after).transaction());
@@ -88,7 +88,7 @@ class DifferTest {
 
     @Test
     void replacingWorksWhetherOrNotTheTableExists() {
-        DesiredTable want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
+        TableContent want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.replacing(want));
         kernel.apply(Differ.replacing(want));
@@ -101,19 +101,19 @@ class DifferTest {
         long seed = Long.getLong("differ.seed", System.nanoTime());
         RandomClusters walk = new RandomClusters(seed);
         InMemoryTables kernel = new InMemoryTables();
-        DesiredTable applied = null;
+        TableContent applied = null;
         List<String> stale = List.of();
         String last = "start";
         try {
             for (int i = 0; i < 600; i++) {
                 last = walk.step();
-                DesiredTable want = render(walk.snapshot());
+                TableContent want = render(walk.snapshot());
                 if (!stale.isEmpty() && i % 2 == 0) {
                     // The stale-chain delete runs before the sync, against what the kernel holds now.
                     Transaction del = CommittedTables.deleteChains(applied, stale);
                     kernel.apply(del);
                     applied = CommittedTables.withoutChains(applied, del);
-                    DesiredTable now = applied;
+                    TableContent now = applied;
                     stale = stale.stream().filter(c -> now.chain(c) != null).toList();
                 }
                 Differ.Diff d = Differ.diff(applied, want);
@@ -134,12 +134,12 @@ class DifferTest {
 
     @Test
     void deletingAMissingElementFailsAtomically() {
-        DesiredTable want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
+        TableContent want = render(cluster().service(svc("a", "b").clusterIP("172.30.0.1").port("p", "TCP", 80).build()).snapshot());
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.diff(null, want).transaction());
         Transaction bad = new Transaction(IpFamily.IPV4);
         bad.add(io.nftproxy.nft.Chain.regular("new-chain"));
-        bad.command(Verb.DELETE, new Element("cluster-ips", List.of(new io.nftproxy.nft.Value.Addr(io.nftproxy.proxy.IpAddress.parse("172.30.9.9"))), null, null));
+        bad.command(Verb.DELETE, new Element("cluster-ips", List.of(new io.nftproxy.nft.Value.Addr(io.nftproxy.net.IpAddress.parse("172.30.9.9"))), null, null));
         InMemoryTables.Refused r = org.junit.jupiter.api.Assertions.assertThrows(InMemoryTables.Refused.class, () -> kernel.apply(bad));
         assertEquals("ENOENT", r.errno());
         assertFalse(kernel.dump(IpFamily.IPV4).chains().containsKey("new-chain"));

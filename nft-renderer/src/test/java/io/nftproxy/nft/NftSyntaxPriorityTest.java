@@ -1,7 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -1,5 +1,7 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.InvalidInputException;
+
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;

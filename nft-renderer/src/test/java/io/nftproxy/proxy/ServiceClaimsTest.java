@@ -1,5 +1,10 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.Protocol;
+import io.nftproxy.nft.Capabilities;
+
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.ServiceObject;

@@ -1,5 +1,7 @@
 package io.nftproxy.proxy;
 
+import io.nftproxy.net.IpFamily;
+
 import io.nftproxy.RandomClusters;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;

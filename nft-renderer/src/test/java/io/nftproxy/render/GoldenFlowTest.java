@@ -1,5 +1,7 @@
 package io.nftproxy.render;
 
+import io.nftproxy.net.IpFamily;
+
 import io.nftproxy.trace.Outcome;
 import io.nftproxy.trace.PacketTracer;
 import io.nftproxy.trace.Probability;
@@ -37,7 +39,7 @@ class GoldenFlowTest {
     @MethodSource("flowsInEveryLayout")
     void flowEndsAsExpected(TableLayout layout, GoldenScenarios.Scenario s, GoldenScenarios.Flow f) {
         Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
-        Trace trace = PacketTracer.trace(r, s.node(), f.packet());
+        Trace trace = PacketTracer.trace(r.table(f.packet().dst().family()), s.node(), f.packet());
         String explain = "\n" + trace.render();
         Outcome o = trace.outcome();
 
@@ -67,8 +69,9 @@ class GoldenFlowTest {
     @ParameterizedTest(name = "{0}: {1}")
     @MethodSource("flows")
     void layoutsAgree(GoldenScenarios.Scenario s, GoldenScenarios.Flow f) {
-        Trace up = PacketTracer.trace(Renderer.upstream().render(s.snapshot(), s.node()), s.node(), f.packet());
-        Trace fast = PacketTracer.trace(Renderer.fast().render(s.snapshot(), s.node()), s.node(), f.packet());
+        IpFamily family = f.packet().dst().family();
+        Trace up = PacketTracer.trace(Renderer.upstream().render(s.snapshot(), s.node()).table(family), s.node(), f.packet());
+        Trace fast = PacketTracer.trace(Renderer.fast().render(s.snapshot(), s.node()).table(family), s.node(), f.packet());
         assertEquals(up.outcome(), fast.outcome(), "\n" + up.render() + "\n" + fast.render());
         assertEquals(up.dnatOdds(), fast.dnatOdds());
         Probability total = Probability.ZERO;

@@ -2,10 +2,10 @@ package io.nftproxy.render;
 
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Outcome;
 import io.nftproxy.trace.Packet;

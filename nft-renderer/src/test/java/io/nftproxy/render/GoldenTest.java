@@ -1,8 +1,8 @@
 package io.nftproxy.render;
 
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;

@@ -2,9 +2,9 @@ package io.nftproxy.render;
 
 import io.nftproxy.TestClusters;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Capabilities;
 import io.nftproxy.proxy.Diagnostic;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;

@@ -5,10 +5,10 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.InMemoryTables;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
@@ -40,7 +40,7 @@ class TableModelTest {
         InMemoryTables fullKernel = new InMemoryTables();
         InMemoryTables incKernel = new InMemoryTables();
         TableModel inc = new TableModel(renderer, IpFamily.IPV4, TestClusters.node());
-        DesiredTable applied = null;
+        TableContent applied = null;
         NodeContext node = TestClusters.node();
         String last = "start";
         try {

@@ -2,7 +2,7 @@ package io.nftproxy.trace;
 
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -156,7 +156,8 @@ class PacketFlowTest {
             case "nodetect" -> { rendering = NO_DETECTOR; node = TraceFixtures.nodeWithoutDetector(); }
             default -> throw new IllegalArgumentException("node kind " + nodeKind);
         }
-        Trace trace = PacketTracer.trace(rendering, node, Packet.of(origin, src, dst, proto, dport));
+        Packet packet = Packet.of(origin, src, dst, proto, dport);
+        Trace trace = PacketTracer.trace(rendering.table(packet.dst().family()), node, packet);
         String explain = "\n" + trace.render();
         Outcome o = trace.outcome();
         assertEquals(kind, o.kind(), explain);

@@ -1,7 +1,7 @@
 package io.nftproxy.trace;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
@@ -10,9 +10,9 @@ import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 
@@ -35,11 +35,11 @@ class PacketTracerTest {
 
     private static Statement go(Verdict v) { return new Statement.Decide(v); }
 
-    private static Trace trace(DesiredTable t) { return PacketTracer.trace(t, TraceFixtures.node(), FROM_OUTSIDE); }
+    private static Trace trace(TableContent t) { return PacketTracer.trace(t, TraceFixtures.node(), FROM_OUTSIDE); }
 
     @Test
     void jumpLoopIsReportedNotOverflowed() {
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV4)
+        TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(Chain.regular("a")).chain(Chain.regular("b"))
                 .rule(rule("nat-prerouting", List.of(), go(Verdict.jump("a"))))
@@ -53,7 +53,7 @@ class PacketTracerTest {
     @Test
     void gotoReturnsToTheCallerOfTheChainThatWentTo() {
         // base: jump x, then mark 0x2; x: goto y, then drop (never reached); y: mark 0x1 and falls off.
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV4)
+        TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(base("nat-postrouting", "nat", "postrouting", 100))
                 .chain(Chain.regular("x")).chain(Chain.regular("y"))
@@ -73,7 +73,7 @@ class PacketTracerTest {
     @Test
     void returnLeavesTheChainAndAcceptEndsOnlyItsBaseChain() {
         // pre-dnat (-110): jump r (r: return, drop), accept, drop; nat (-100) still runs and drops.
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV4)
+        TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(Chain.regular("r"))
@@ -91,7 +91,7 @@ class PacketTracerTest {
     @Test
     void basesRunInPriorityOrderNotTableOrder() {
         // Declared in the opposite order: the -110 chain must still run (and reject) before the -100 one drops.
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV4)
+        TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
                 .rule(rule("nat-prerouting", List.of(), go(Verdict.drop())))
@@ -103,7 +103,7 @@ class PacketTracerTest {
 
     @Test
     void everyNumgenBranchIsTracedInIndexOrder() {
-        DesiredTable.Builder b = DesiredTable.builder(IpFamily.IPV4)
+        TableContent.Builder b = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100));
         for (String c : List.of("e0", "e1", "e2")) b.chain(Chain.regular(c));
         b.rule(rule("nat-prerouting", List.of(), new Statement.NumgenVmap(
@@ -139,7 +139,7 @@ class PacketTracerTest {
 
     /** DNAT rules guarded by {@code numgen random mod m 0} for each m, then an unconditional one. */
     private static Trace cascade(int... moduli) {
-        DesiredTable.Builder b = DesiredTable.builder(IpFamily.IPV4).chain(base("nat-prerouting", "nat", "prerouting", -100));
+        TableContent.Builder b = TableContent.builder(IpFamily.IPV4).chain(base("nat-prerouting", "nat", "prerouting", -100));
         for (int i = 0; i <= moduli.length; i++) {
             List<Match> m = i < moduli.length ? List.of(new Match.NumgenIs(moduli[i], 0)) : List.of();
             b.rule(rule("nat-prerouting", m, new Statement.Dnat(
@@ -151,7 +151,7 @@ class PacketTracerTest {
     @Test
     void ctStatusDnatHoldsOnlyAfterADnat() {
         for (boolean dnat : new boolean[]{false, true}) {
-            DesiredTable.Builder b = DesiredTable.builder(IpFamily.IPV4)
+            TableContent.Builder b = TableContent.builder(IpFamily.IPV4)
                     .chain(base("nat-prerouting", "nat", "prerouting", -100))
                     .chain(base("nat-postrouting", "nat", "postrouting", 100))
                     .rule(rule("nat-postrouting", List.of(new Match.CtStatusDnat()), new Statement.Masquerade()));
@@ -169,7 +169,7 @@ class PacketTracerTest {
     @Test
     void negatedSetLookupMatchesAddressesOutsideTheSet() {
         for (String src : List.of("203.0.113.7", "203.0.113.8")) {
-            DesiredTable t = DesiredTable.builder(IpFamily.IPV4)
+            TableContent t = TableContent.builder(IpFamily.IPV4)
                     .set(new NftSet("allowed", List.of("ipv4_addr"), null, List.of(), 0, null))
                     .element(new Element("allowed", List.of(new Value.Addr(IpAddress.parse("203.0.113.7"))), null, null))
                     .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
@@ -184,14 +184,14 @@ class PacketTracerTest {
 
     @Test
     void emptyTableLeavesThePacketUntouched() {
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV4).build();
+        TableContent t = TableContent.builder(IpFamily.IPV4).build();
         Outcome.Untouched u = assertInstanceOf(Outcome.Untouched.class, trace(t).outcome());
         assertEquals("forwarded", u.delivery());
     }
 
     @Test
     void packetOfTheOtherFamilyIsRefused() {
-        DesiredTable t = DesiredTable.builder(IpFamily.IPV6).build();
+        TableContent t = TableContent.builder(IpFamily.IPV6).build();
         assertThrows(IllegalArgumentException.class, () -> trace(t));
     }
 
@@ -206,7 +206,8 @@ class PacketTracerTest {
     private static final Renderer.Rendering CLUSTER = Renderer.upstream().render(PacketFlowTest.snapshot(), TraceFixtures.node());
 
     private static Trace traceCluster(Origin o, String src, String dst, Protocol p, int port) {
-        return PacketTracer.trace(CLUSTER, TraceFixtures.node(), Packet.of(o, src, dst, p, port));
+        Packet packet = Packet.of(o, src, dst, p, port);
+        return PacketTracer.trace(CLUSTER.table(packet.dst().family()), TraceFixtures.node(), packet);
     }
 
     private static String lastLine(String s) {

@@ -5,8 +5,8 @@ import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 

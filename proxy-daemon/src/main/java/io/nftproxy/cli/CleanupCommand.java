@@ -3,10 +3,10 @@ package io.nftproxy.cli;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -73,11 +73,11 @@ public final class CleanupCommand implements Callable<Integer> {
                 return ExitCodes.NFT_UNAVAILABLE;
             }
             for (IpFamily f : IpFamily.values()) {
-                String table = "table " + f.nftFamily() + " " + DesiredTable.TABLE_NAME;
+                String table = "table " + f.nftFamily() + " " + TableContent.TABLE_NAME;
                 try {
                     boolean present = client.listTableJson(f) != null;
-                    client.apply(new Transaction(f).add(new TableSpec(DesiredTable.TABLE_COMMENT))
-                            .delete(new TableSpec(DesiredTable.TABLE_COMMENT)));
+                    client.apply(new Transaction(f).add(new TableSpec(TableContent.TABLE_COMMENT))
+                            .delete(new TableSpec(TableContent.TABLE_COMMENT)));
                     out.println(present ? "deleted " + table : table + ": not present, nothing to delete");
                 } catch (NftException e) {
                     if (e.isPermission()) {

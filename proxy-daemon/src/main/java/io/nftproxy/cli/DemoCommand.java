@@ -1,7 +1,7 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.demo.Demo;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.demo.Topology;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,7 +1,7 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.trace.Origin;
 

@@ -1,8 +1,8 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

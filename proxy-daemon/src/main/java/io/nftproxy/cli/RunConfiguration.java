@@ -6,9 +6,9 @@ import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.logging.LogSettings;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import picocli.CommandLine.ParseResult;
 

@@ -1,7 +1,7 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
@@ -111,7 +111,7 @@ public final class TraceCommand implements Callable<Integer> {
         if (mismatch != null) err.println("warning: " + mismatch);
         Trace trace;
         try {
-            trace = PacketTracer.trace(rendering, setup.node(), new Packet(src, dst, proto, dport, origin.origin()));
+            trace = PacketTracer.trace(rendering.table(dst.family()), setup.node(), new Packet(src, dst, proto, dport, origin.origin()));
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
             err.flush();

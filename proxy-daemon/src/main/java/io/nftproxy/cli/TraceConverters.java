@@ -1,7 +1,7 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.trace.Origin;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;

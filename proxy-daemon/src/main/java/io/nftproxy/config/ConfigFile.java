@@ -1,10 +1,10 @@
 package io.nftproxy.config;
 
 import io.nftproxy.logging.LogSettings;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import org.slf4j.event.Level;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadFeature;

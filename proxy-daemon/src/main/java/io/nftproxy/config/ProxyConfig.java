@@ -1,7 +1,7 @@
 package io.nftproxy.config;
 
 import io.nftproxy.logging.LogSettings;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpPrefix;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -61,7 +61,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
             if (a.equals(PRIMARY)) continue;
             try {
                 IpPrefix.parse(a);
-            } catch (io.nftproxy.proxy.InvalidInputException e) {
+            } catch (io.nftproxy.net.InvalidInputException e) {
                 throw new ConfigException("nodePortAddresses", a, "'" + PRIMARY + "' or CIDRs such as 192.168.10.0/24");
             }
         }

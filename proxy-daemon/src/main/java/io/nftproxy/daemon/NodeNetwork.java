@@ -10,9 +10,10 @@ import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.AddressMonitor;
 import io.nftproxy.netlink.rt.InterfaceAddress;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 import io.nftproxy.proxy.ProxyState;
 
+import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -23,7 +24,7 @@ import java.util.function.Consumer;
  * monitor, conntrack, and where sockets are created. The daemon's own namespace in production; a named network
  * namespace in kernel tests (every call then runs on a thread that joined it); anything a unit test likes.
  */
-public interface NodeNetwork {
+public interface NodeNetwork extends AutoCloseable {
     /** Makes this process the only nftproxy writing this network's tables; a second one fails here, naming the first. */
     AutoCloseable lock() throws Exception;
 
@@ -45,6 +46,9 @@ public interface NodeNetwork {
     /** One line for logs. */
     String describe();
 
+    /** Releases what the calls above keep for reuse (a named namespace's thread); the daemon calls it when it stops. */
+    @Override default void close() {}
+
     /** The network namespace this process runs in. */
     static NodeNetwork host() { return new Namespace(null); }
 
@@ -55,6 +59,8 @@ public interface NodeNetwork {
     final class Namespace implements NodeNetwork {
         private final String name;
         private final ConntrackCleaner conntrack = new ConntrackCleaner();
+        /** Started on first use and kept: every sync's conntrack cleanup and address dump would otherwise start one. */
+        private NetnsThread thread;
 
         private Namespace(String name) { this.name = name; }
 
@@ -79,7 +85,17 @@ public interface NodeNetwork {
         }
 
         @Override public <T> T call(Callable<T> task) throws Exception {
-            return name == null ? task.call() : NetnsThread.callIn(name, task);
+            return name == null ? task.call() : thread().call(task);
+        }
+
+        private synchronized NetnsThread thread() throws IOException {
+            if (thread == null) thread = NetnsThread.start(name);
+            return thread;
+        }
+
+        @Override public synchronized void close() {
+            if (thread != null) thread.close();
+            thread = null;
         }
 
         @Override public String describe() { return name == null ? "this network namespace" : "network namespace " + name; }

@@ -17,8 +17,8 @@ import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.sync.ProxySync;
@@ -167,6 +167,7 @@ public final class ProxyDaemon implements AutoCloseable {
         serversStarted = true;
         ProxyConfig c = options.config();
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
+        closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(options.network().lock());
         if (c.healthzBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), this::healthRoute));

@@ -1,7 +1,7 @@
 package io.nftproxy.demo;
 
-import io.nftproxy.nft.ChainNames;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.render.ChainNames;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ServicePortName;
 
 import java.util.List;

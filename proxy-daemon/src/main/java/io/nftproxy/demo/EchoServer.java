@@ -1,7 +1,7 @@
 package io.nftproxy.demo;
 
 import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

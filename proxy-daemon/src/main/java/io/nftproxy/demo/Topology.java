@@ -1,11 +1,13 @@
 package io.nftproxy.demo;
 
+import io.nftproxy.netlink.KernelNamespace;
+
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 
 import java.io.IOException;
@@ -142,10 +144,10 @@ public final class Topology implements AutoCloseable {
      * Replaces the node's {@code kube-proxy} table with {@code table}, in one transaction, through the libnftables
      * client on a thread in the node namespace (the nft binary when the library is missing).
      */
-    public void program(DesiredTable table) throws IOException {
+    public void program(TableContent table) throws IOException {
         if (nft == null) nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node().netns()).client();
         if (nft.listTableJson(table.family()) != null) {
-            node().ns().load("delete table " + table.family().nftFamily() + " " + DesiredTable.TABLE_NAME + "\n");
+            node().ns().load("delete table " + table.family().nftFamily() + " " + TableContent.TABLE_NAME + "\n");
         }
         nft.apply(Transaction.creating(table));
     }

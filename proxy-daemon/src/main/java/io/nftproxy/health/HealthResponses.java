@@ -1,7 +1,7 @@
 package io.nftproxy.health;
 
 import io.nftproxy.http.Response;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.time.Instant;
 import java.util.Map;

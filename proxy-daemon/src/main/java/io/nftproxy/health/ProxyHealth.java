@@ -1,7 +1,7 @@
 package io.nftproxy.health;
 
 import io.nftproxy.cluster.NodeObject;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.time.Clock;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package io.nftproxy.health;
 
 import io.nftproxy.http.Response;
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 import io.nftproxy.proxy.ServicePortView;
 import io.nftproxy.proxy.ServicePort;
 

@@ -2,7 +2,7 @@ package io.nftproxy.metrics;
 
 import io.nftproxy.build.BuildInfo;
 import io.nftproxy.http.Response;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.Gauge;

@@ -2,10 +2,10 @@ package io.nftproxy.node;
 
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.proxy.Diagnostic;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
 import java.util.ArrayList;

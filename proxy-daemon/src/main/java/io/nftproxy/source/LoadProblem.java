@@ -1,6 +1,6 @@
 package io.nftproxy.source;
 
-import io.nftproxy.proxy.InvalidInputException;
+import io.nftproxy.net.InvalidInputException;
 
 import java.nio.file.Path;
 

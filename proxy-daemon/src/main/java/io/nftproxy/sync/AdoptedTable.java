@@ -1,9 +1,9 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Rule;
-import io.nftproxy.nft.TableComparison;
+import io.nftproxy.readback.TableComparison;
 
 import java.util.List;
 import java.util.Objects;
@@ -25,7 +25,7 @@ import java.util.Objects;
 final class AdoptedTable {
     private AdoptedTable() {}
 
-    static DesiredTable of(DesiredTable kernel, DesiredTable desired) {
+    static TableContent of(TableContent kernel, TableContent desired) {
         boolean respell = false;
         for (Chain c : kernel.chains().values()) {
             if (respelledComment(c, desired) != c || respelledRules(c.name(), kernel, desired) != kernel.rules(c.name())) {
@@ -34,7 +34,7 @@ final class AdoptedTable {
             }
         }
         if (!respell) return kernel;
-        DesiredTable.Builder b = DesiredTable.builder(kernel.family());
+        TableContent.Builder b = TableContent.builder(kernel.family());
         kernel.sets().values().forEach(b::set);
         for (Chain c : kernel.chains().values()) b.chain(respelledComment(c, desired));
         for (String c : kernel.chains().keySet()) respelledRules(c, kernel, desired).forEach(b::rule);
@@ -42,7 +42,7 @@ final class AdoptedTable {
         return b.build();
     }
 
-    private static Chain respelledComment(Chain c, DesiredTable desired) {
+    private static Chain respelledComment(Chain c, TableContent desired) {
         Chain want = desired.chain(c.name());
         if (c.comment() == null && want != null && want.comment() != null && Objects.equals(c.hook(), want.hook())) {
             return new Chain(c.name(), c.hook(), want.comment());
@@ -50,7 +50,7 @@ final class AdoptedTable {
         return c;
     }
 
-    private static List<Rule> respelledRules(String chain, DesiredTable kernel, DesiredTable desired) {
+    private static List<Rule> respelledRules(String chain, TableContent kernel, TableContent desired) {
         List<Rule> have = kernel.rules(chain);
         if (desired.chain(chain) == null) return have;
         List<Rule> want = desired.rules(chain);

@@ -5,11 +5,11 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +59,7 @@ public final class KernelTable {
     private final AtomicReference<CompletableFuture<ReadBack>> early = new AtomicReference<>();
 
     /** What reading the table back found: a table (null: none), or content we do not write, or a failure. */
-    private record ReadBack(DesiredTable table, String foreign, NftException failure) {}
+    private record ReadBack(TableContent table, String foreign, NftException failure) {}
 
     public KernelTable(IpFamily family, NftClient client) {
         this.family = Objects.requireNonNull(family);
@@ -133,13 +133,13 @@ public final class KernelTable {
      * Makes the kernel's table equal {@code desired}, reading it back first and sending only the difference. The
      * kernel's listing is then the truth about which stale chains exist (the times already known are kept).
      */
-    public SyncResult converge(DesiredTable desired, Instant now) {
+    public SyncResult converge(TableContent desired, Instant now) {
         if (desired.family() != family) throw new IllegalArgumentException("table of " + desired.family() + " given to the " + family + " table");
         long start = System.nanoTime();
         ReadBack rb = takeEarlyReadBack();
         if (rb == null) rb = read();
         if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, 0, false, start, rb.failure(), "reading the table back");
-        DesiredTable kernel = rb.table();
+        TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
         if (replaced) log.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
         Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())

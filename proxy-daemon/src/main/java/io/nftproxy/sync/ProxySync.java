@@ -3,10 +3,10 @@ package io.nftproxy.sync;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ServiceClaims;
 import io.nftproxy.proxy.ProxyState;
@@ -204,7 +204,7 @@ public final class ProxySync {
                 TableModel m = models.get(f);
                 long k0;
                 if (plan.readBack(f)) {
-                    DesiredTable table = m.rebuild(state, node).table();
+                    TableContent table = m.rebuild(state, node).table();
                     k0 = System.nanoTime();
                     results.put(f, kernel.get(f).converge(table, now));
                 } else {

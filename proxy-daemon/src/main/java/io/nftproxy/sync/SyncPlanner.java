@@ -1,6 +1,6 @@
 package io.nftproxy.sync;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 
 import java.time.Duration;

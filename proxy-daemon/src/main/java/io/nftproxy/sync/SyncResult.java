@@ -1,7 +1,7 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.time.Duration;
 

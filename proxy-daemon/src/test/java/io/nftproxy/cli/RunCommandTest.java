@@ -3,7 +3,7 @@ package io.nftproxy.cli;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -212,7 +212,7 @@ class RunCommandTest {
 
     /** The last transaction as the nft script it is. */
     private static String script(FakeNftClient f) {
-        return f.lastTransaction().script(io.nftproxy.proxy.Capabilities.baseline());
+        return f.lastTransaction().script(io.nftproxy.nft.Capabilities.baseline());
     }
 
     @Test

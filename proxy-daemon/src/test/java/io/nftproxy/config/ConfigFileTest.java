@@ -1,7 +1,7 @@
 package io.nftproxy.config;
 
 import io.nftproxy.logging.LogSettings;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpPrefix;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;

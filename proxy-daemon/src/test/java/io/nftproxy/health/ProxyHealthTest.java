@@ -3,7 +3,7 @@ package io.nftproxy.health;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.http.Response;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import java.time.Clock;

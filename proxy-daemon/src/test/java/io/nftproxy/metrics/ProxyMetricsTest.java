@@ -4,7 +4,7 @@ import io.nftproxy.build.BuildInfo;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.source.ClusterStore;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.junit.jupiter.api.Test;

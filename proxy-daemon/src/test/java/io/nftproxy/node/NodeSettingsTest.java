@@ -3,7 +3,7 @@ package io.nftproxy.node;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.proxy.Diagnostic;
-import io.nftproxy.proxy.IpAddress;
+import io.nftproxy.net.IpAddress;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

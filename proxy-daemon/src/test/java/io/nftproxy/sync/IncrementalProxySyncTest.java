@@ -5,9 +5,9 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.FakeNftClient;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
@@ -69,8 +69,8 @@ class IncrementalProxySyncTest {
             ClusterSnapshot snapshot = store.snapshot();
             Renderer.Rendering full = renderer.render(snapshot, node);
             for (IpFamily f : IpFamily.values()) {
-                DesiredTable want = Differ.committed(full.table(f), sync.kernel(f).staleChains());
-                DesiredTable have = fake.dump(f);
+                TableContent want = Differ.committed(full.table(f), sync.kernel(f).staleChains());
+                TableContent have = fake.dump(f);
                 if (!want.equals(have)) divergences.add(where + " " + f + ": kernel differs from the full render");
                 ProxyState whole = ProxyStateBuilder.build(snapshot, f, node.nodeName());
                 ProxyState kept = r.state(f);

@@ -8,12 +8,12 @@ import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +43,7 @@ class KernelTableTest {
 
     private final FakeNftClient fake = new FakeNftClient();
 
-    private static DesiredTable render(ClusterSnapshot s) {
+    private static TableContent render(ClusterSnapshot s) {
         return Renderer.upstream().render(s, TestClusters.node()).table(V4);
     }
 
@@ -58,15 +58,15 @@ class KernelTableTest {
     }
 
     /** What the kernel must hold after a successful sync: the model, plus the flushed chains awaiting deletion. */
-    private static void assertKernelIsModel(FakeNftClient fake, KernelTable k, DesiredTable desired, String why) {
-        DesiredTable want = Differ.committed(desired, k.staleChains());
+    private static void assertKernelIsModel(FakeNftClient fake, KernelTable k, TableContent desired, String why) {
+        TableContent want = Differ.committed(desired, k.staleChains());
         assertEquals(want, fake.dump(desired.family()), why);
     }
 
     @Test
     void convergingOnAnEmptyKernelCreatesTheTable() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable want = render(base().snapshot());
+        TableContent want = render(base().snapshot());
         SyncResult r = k.converge(want, T0);
         assertTrue(r.success(), r::toString);
         assertTrue(r.full());
@@ -77,7 +77,7 @@ class KernelTableTest {
     @Test
     void anEmptyDiffNeverReachesTheKernel() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable want = render(base().snapshot());
+        TableContent want = render(base().snapshot());
         k.converge(want, T0);
         long calls = fake.applyCalls();
         SyncResult r = k.commit(Differ.diff(want, render(base().snapshot())), T0.plusSeconds(1));
@@ -90,8 +90,8 @@ class KernelTableTest {
     @Test
     void removedServicesChainsAreDeletedAfterTheGraceInATransactionOfTheirOwn() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable before = render(base().snapshot());
-        DesiredTable after = render(withDb().snapshot());
+        TableContent before = render(base().snapshot());
+        TableContent after = render(withDb().snapshot());
         k.converge(before, T0);
 
         SyncResult add = k.commit(Differ.diff(before, after), T0.plusSeconds(1));
@@ -125,8 +125,8 @@ class KernelTableTest {
     @Test
     void aChainThatComesBackWithinTheGraceIsNotDeleted() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable before = render(base().snapshot());
-        DesiredTable after = render(withDb().snapshot());
+        TableContent before = render(base().snapshot());
+        TableContent after = render(withDb().snapshot());
         k.converge(after, T0);
         k.commit(Differ.diff(after, before), T0.plusSeconds(1));
         assertFalse(k.staleChains().isEmpty());
@@ -141,8 +141,8 @@ class KernelTableTest {
     @Test
     void convergingTakesStaleChainsFromTheKernelAndKeepsTheirAge() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable before = render(base().snapshot());
-        DesiredTable after = render(withDb().snapshot());
+        TableContent before = render(base().snapshot());
+        TableContent after = render(withDb().snapshot());
         k.converge(after, T0);
         Instant removed = T0.plusSeconds(1);
         k.commit(Differ.diff(after, before), removed);
@@ -163,7 +163,7 @@ class KernelTableTest {
 
     @Test
     void anEarlyReadBackIsWhatTheFirstConvergeUses() {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         new KernelTable(V4, fake).converge(want, T0);
         long reads = fake.readCalls();
         KernelTable restarted = new KernelTable(V4, fake);
@@ -178,7 +178,7 @@ class KernelTableTest {
 
     @Test
     void aDiscardedEarlyReadBackIsNotUsed() {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         new KernelTable(V4, fake).converge(want, T0);
         KernelTable restarted = new KernelTable(V4, fake);
         restarted.readBackEarly();
@@ -212,12 +212,12 @@ class KernelTableTest {
         Instant now = T0;
         int failures = 0, recoveries = 0;
         boolean failedBefore = true;
-        DesiredTable model = null;
+        TableContent model = null;
         String what = "start";
         for (int i = 0; i < 400; i++) {
             if (i > 0) what = walk.step();
-            DesiredTable desired = render(walk.snapshot());
-            DesiredTable kernelBefore = fake.dump(V4);
+            TableContent desired = render(walk.snapshot());
+            TableContent kernelBefore = fake.dump(V4);
             now = now.plusMillis(400);
             boolean converging = failedBefore;
             SyncResult r = converging ? k.converge(desired, now) : k.commit(Differ.diff(model, desired), now);
@@ -236,7 +236,7 @@ class KernelTableTest {
             }
         }
         fake.failWhen(tx -> false);
-        DesiredTable last = render(walk.snapshot());
+        TableContent last = render(walk.snapshot());
         assertTrue(k.converge(last, now.plusSeconds(1)).success());
         assertKernelIsModel(fake, k, last, "seed " + seed);
         assertTrue(failures >= 5, "seed " + seed + ": only " + failures + " injected failures in 400 syncs");
@@ -248,7 +248,7 @@ class KernelTableTest {
 
     @Test
     void convergingRepairsTampering() {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         String serviceChain = want.chains().keySet().stream().filter(c -> c.startsWith("service-")).findFirst().orElseThrow();
         Element element = want.elements("service-ips").values().iterator().next();
         Map<String, Runnable> tampers = new LinkedHashMap<>();
@@ -273,10 +273,10 @@ class KernelTableTest {
     @Test
     void aCommitOverATamperedTableFailsAndConvergingRepairsIt() {
         KernelTable k = new KernelTable(V4, fake);
-        DesiredTable before = render(base().snapshot());
+        TableContent before = render(base().snapshot());
         k.converge(before, T0);
         fake.deleteTable(V4);
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         SyncResult partial = k.commit(Differ.diff(before, want), T0.plusSeconds(1));
         assertFalse(partial.success(), "adding elements to a table that is gone must fail");
         assertEquals(NftException.Kind.NOT_FOUND, partial.errorKind());
@@ -288,7 +288,7 @@ class KernelTableTest {
 
     @Test
     void aNewOwnerAdoptsTheTableAlreadyThere() {
-        DesiredTable want = render(withDb().snapshot());
+        TableContent want = render(withDb().snapshot());
         new KernelTable(V4, fake).converge(want, T0);
         long calls = fake.applyCalls();
 
@@ -300,9 +300,9 @@ class KernelTableTest {
 
     @Test
     void adoptionWithOneChangedServiceSendsOnlyThatService() {
-        DesiredTable before = render(base().snapshot());
+        TableContent before = render(base().snapshot());
         new KernelTable(V4, fake).converge(before, T0);
-        DesiredTable after = render(withDb().snapshot());
+        TableContent after = render(withDb().snapshot());
         SyncResult r = new KernelTable(V4, fake).converge(after, T0.plusSeconds(1));
         assertTrue(r.full() && r.success());
         assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
@@ -311,13 +311,13 @@ class KernelTableTest {
 
     @Test
     void foreignContentIsReplacedWholesale() {
-        DesiredTable want = render(base().snapshot());
+        TableContent want = render(base().snapshot());
         new KernelTable(V4, fake).converge(want, T0);
         fake.addForeignRule(V4, "services", "{\"match\":{\"op\":\"==\",\"left\":{\"meta\":{\"key\":\"mark\"}},\"right\":7}}");
         SyncResult r = new KernelTable(V4, fake).converge(want, T0);
         assertTrue(r.success() && r.replaced(), r::toString);
         List<Command> sent = fake.lastTransaction().commands();
-        assertEquals(new Command(Verb.DELETE, new TableSpec(DesiredTable.TABLE_COMMENT)), sent.get(1));
+        assertEquals(new Command(Verb.DELETE, new TableSpec(TableContent.TABLE_COMMENT)), sent.get(1));
         assertEquals(want, fake.dump(V4));
         assertEquals(want, assertDoesNotThrow(() -> fake.readTable(V4)), "the foreign rule went with the old table");
     }
@@ -325,8 +325,8 @@ class KernelTableTest {
     /** nft 1.0.6 reads chains back without their comments; adoption must not recreate them for that. */
     @Test
     void chainCommentsTheKernelDoesNotReportAreAdopted() {
-        DesiredTable want = render(withDb().snapshot());
-        DesiredTable.Builder b = DesiredTable.builder(V4);
+        TableContent want = render(withDb().snapshot());
+        TableContent.Builder b = TableContent.builder(V4);
         want.sets().values().forEach(b::set);
         int stripped = 0;
         for (Chain c : want.chains().values()) {
@@ -335,7 +335,7 @@ class KernelTableTest {
         }
         for (String c : want.chains().keySet()) want.rules(c).forEach(b::rule);
         want.allElements().forEach(b::element);
-        DesiredTable readBack = b.build();
+        TableContent readBack = b.build();
         assertTrue(stripped > 0, "no commented chain to test with");
         assertFalse(Differ.diff(readBack, want).isEmpty(), "the plain diff recreates commented chains");
         assertEquals(want, AdoptedTable.of(readBack, want));

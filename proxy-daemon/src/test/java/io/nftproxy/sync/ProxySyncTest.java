@@ -2,13 +2,13 @@ package io.nftproxy.sync;
 
 import io.nftproxy.TestClusters;
 import io.nftproxy.netlink.nft.FakeNftClient;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Capabilities;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.source.ClusterStore;
 import org.junit.jupiter.api.Test;

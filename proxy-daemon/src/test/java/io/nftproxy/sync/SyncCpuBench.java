@@ -6,10 +6,10 @@ import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.source.ClusterStore;
@@ -84,7 +84,7 @@ class SyncCpuBench {
                 first.coreTime().toMillis());
 
         // Before: the whole path, per change.
-        Map<IpFamily, DesiredTable> committed = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, TableContent> committed = new EnumMap<>(IpFamily.class);
         Renderer.Rendering r0 = renderer.render(store.snapshot(), node);
         for (IpFamily f : IpFamily.values()) committed.put(f, r0.table(f));
         int beforeChanges = services >= 50_000 ? 6 : services >= 10_000 ? 12 : 40;

@@ -1,8 +1,8 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.TestClusters;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import org.junit.jupiter.api.Test;
 

@@ -9,16 +9,16 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.api.ApiServer;
@@ -302,7 +302,7 @@ class DaemonAgainstApiServerTest {
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
     }
 
-    private DesiredTable table() {
+    private TableContent table() {
         try {
             return KernelTableParser.parse(node.listTable(IpFamily.IPV4));
         } catch (Exception e) {

@@ -1,6 +1,6 @@
 package io.nftproxy.it.api;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -2,13 +2,13 @@ package io.nftproxy.it.daemon;
 
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.node.NodeSettings;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterEach;

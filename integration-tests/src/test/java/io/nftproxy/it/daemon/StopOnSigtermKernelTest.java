@@ -1,7 +1,7 @@
 package io.nftproxy.it.daemon;
 
-import io.nftproxy.demo.KernelNamespace;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,8 +1,8 @@
 package io.nftproxy.it.net;
 
 import io.nftproxy.demo.Topology;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
 import java.util.List;

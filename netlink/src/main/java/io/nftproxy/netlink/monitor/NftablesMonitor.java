@@ -4,7 +4,7 @@ import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -82,7 +82,7 @@ public final class NftablesMonitor implements AutoCloseable {
         private IntPredicate ownPids;
         private boolean reportOwn;
         private int receiveBuffer = DEFAULT_RECEIVE_BUFFER;
-        private String table = DesiredTable.TABLE_NAME;
+        private String table = TableContent.TABLE_NAME;
         private CountDownLatch readerGate;
 
         private Builder() {}

@@ -1,6 +1,6 @@
 package io.nftproxy.netlink.monitor;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.EnumSet;
 import java.util.Set;

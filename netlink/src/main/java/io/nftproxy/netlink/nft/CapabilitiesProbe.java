@@ -1,6 +1,6 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Capabilities;
 
 import java.util.function.Consumer;
 import java.util.regex.Matcher;

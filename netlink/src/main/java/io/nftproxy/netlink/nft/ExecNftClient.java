@@ -1,9 +1,9 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -77,12 +77,12 @@ public final class ExecNftClient implements NftClient {
 
     @Override public void apply(Transaction tx) {
         if (tx.isEmpty()) return;
-        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + DesiredTable.TABLE_NAME;
+        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + TableContent.TABLE_NAME;
         run(tx.script(capabilities()), context, "-f", "-");
     }
 
     @Override public String listTableJson(IpFamily family) {
-        return NftException.nullIfNotFound(() -> run(null, "list table", "-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME));
+        return NftException.nullIfNotFound(() -> run(null, "list table", "-j", "list", "table", family.nftFamily(), TableContent.TABLE_NAME));
     }
 
     @Override public Capabilities capabilities() {

@@ -1,10 +1,10 @@
 package io.nftproxy.netlink.nft;
 
 import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 
 import java.io.IOException;
 import java.util.concurrent.Callable;
@@ -55,7 +55,7 @@ public final class LibNftablesClient implements NftClient {
     @Override public void apply(Transaction tx) {
         if (tx.isEmpty()) return;
         String script = tx.script(capabilities());
-        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + DesiredTable.TABLE_NAME;
+        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + TableContent.TABLE_NAME;
         on(() -> {
             try {
                 return ctx.run(script);
@@ -66,7 +66,7 @@ public final class LibNftablesClient implements NftClient {
     }
 
     @Override public String listTableJson(IpFamily family) {
-        return NftException.nullIfNotFound(() -> on(() -> ctx.listJson("table " + family.nftFamily() + " " + DesiredTable.TABLE_NAME)));
+        return NftException.nullIfNotFound(() -> on(() -> ctx.listJson("table " + family.nftFamily() + " " + TableContent.TABLE_NAME)));
     }
 
     @Override public Capabilities capabilities() {

@@ -1,11 +1,11 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.nft.KernelTableParser;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 
 /**
  * The one seam between the proxy and the kernel's nftables. Implementations: {@link LibNftablesClient}
@@ -34,7 +34,7 @@ public interface NftClient extends AutoCloseable {
      * @throws UnrecognisedRuleException the table holds something nftproxy never writes (someone else's rule)
      * @throws IllegalArgumentException  nft printed something that is not a listing of one {@code kube-proxy} table
      */
-    default DesiredTable readTable(IpFamily family) throws UnrecognisedRuleException {
+    default TableContent readTable(IpFamily family) throws UnrecognisedRuleException {
         String json = listTableJson(family);
         return json == null ? null : KernelTableParser.parse(json);
     }

@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.rt;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 
 /**
  * One address of one interface, as {@code RTM_NEWADDR} reports it. {@code scope} is the kernel's

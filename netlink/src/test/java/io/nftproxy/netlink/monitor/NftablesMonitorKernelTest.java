@@ -1,10 +1,11 @@
 package io.nftproxy.netlink.monitor;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.nft.ExecNftClient;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftLibrary;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -49,7 +50,7 @@ class NftablesMonitorKernelTest {
     @Test
     void reportsForeignTamperingWithinASecondAndIgnoresOwnAndUnrelatedChanges() throws Exception {
         assumeKernelAndLibrary();
-        try (ScratchNetns ns = ScratchNetns.create();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
              LibNftablesClient own = LibNftablesClient.inNamespace(ns.name())) {
             BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
             try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name())
@@ -74,7 +75,7 @@ class NftablesMonitorKernelTest {
 
                 // Unrelated changes, ours and others': not reported. Proven by ordering rather than by waiting: the
                 // next change delivered must be the marker made after them.
-                ns.exec("nft", "add table ip other; add table inet kube-proxy; add chain ip other c");
+                ns.execChecked("nft", "add table ip other; add table inet kube-proxy; add chain ip other c");
                 own.run("add element ip kube-proxy cluster-ips { 10.96.0.9 }\nflush chain ip kube-proxy services\n");
                 expectForeign(ns, seen, report, "marker after unrelated and own changes", Set.of(IpFamily.IPV4),
                         NftMessage.DELSETELEM, "delete element ip kube-proxy cluster-ips { 10.96.0.9 }");
@@ -90,7 +91,7 @@ class NftablesMonitorKernelTest {
     void ownChangesCarryTheCtxThreadsPidAndExecChildrenCanBeRegistered() throws Exception {
         assumeKernelAndLibrary();
         OwnProcesses ownPids = OwnProcesses.thisProcess();
-        try (ScratchNetns ns = ScratchNetns.create();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
              LibNftablesClient lib = LibNftablesClient.inNamespace(ns.name())) {
             ExecNftClient exec = new ExecNftClient(List.of("ip", "netns", "exec", ns.name(), "nft"), Duration.ofSeconds(20),
                     ownPids::registerChild);
@@ -113,7 +114,7 @@ class NftablesMonitorKernelTest {
                 assertEquals("nft", execChange.process(), execChange.toString());
 
                 // The same command without registration is foreign: the verdict comes from the PID, not the name.
-                ns.exec("nft", "delete element ip kube-proxy cluster-ips { 10.96.0.2 }");
+                ns.execChecked("nft", "delete element ip kube-proxy cluster-ips { 10.96.0.2 }");
                 TableChange other = next(seen).change();
                 assertEquals(TableChange.Origin.FOREIGN, other.origin(), other.toString());
                 assertEquals("nft", other.process());
@@ -129,7 +130,7 @@ class NftablesMonitorKernelTest {
     @Test
     void aSocketOverrunIsReportedAsAnOverflow() throws Exception {
         assumeKernelAndLibrary();
-        try (ScratchNetns ns = ScratchNetns.create();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
              LibNftablesClient own = LibNftablesClient.inNamespace(ns.name())) {
             BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
             java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
@@ -151,17 +152,17 @@ class NftablesMonitorKernelTest {
                 assertTrue(monitor.overruns() > 0);
                 System.out.println("overrun: " + c + " (" + monitor.overruns() + " ENOBUFS)");
                 // The monitor keeps working after an overrun.
-                ns.exec("nft", "delete table ip kube-proxy");
+                ns.execChecked("nft", "delete table ip kube-proxy");
                 TableChange after = nextForeign(seen);
                 assertTrue(after.messages().contains(NftMessage.DELTABLE), after.toString());
             }
         }
     }
 
-    private static void expectForeign(ScratchNetns ns, BlockingQueue<Seen> seen, List<String> report, String what,
+    private static void expectForeign(KernelNamespace ns, BlockingQueue<Seen> seen, List<String> report, String what,
                                       Set<IpFamily> families, NftMessage message, String command) throws Exception {
         long start = System.nanoTime();
-        ns.exec("nft", command);
+        ns.execChecked("nft", command);
         Seen s = seen.poll(DEADLINE_MILLIS, TimeUnit.MILLISECONDS);
         assertNotNull(s, what + ": no change reported within " + DEADLINE_MILLIS + " ms");
         TableChange c = s.change();
@@ -189,7 +190,7 @@ class NftablesMonitorKernelTest {
     }
 
     private static void assumeKernelAndLibrary() {
-        ScratchNetns.assumeKernelTests();
+        KernelTests.assumeAvailable();
         String reason = NftLibrary.isAvailable() ? null : "libnftables unavailable: " + NftLibrary.unavailabilityCause();
         if (reason != null) System.out.println("SKIPPED: " + reason);
         Assumptions.assumeTrue(reason == null, reason);

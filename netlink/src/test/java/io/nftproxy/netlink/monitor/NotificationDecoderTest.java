@@ -1,6 +1,6 @@
 package io.nftproxy.netlink.monitor;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;

@@ -1,14 +1,15 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.netlink.ScratchNetns;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Value;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -27,11 +28,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 class ApplyLatencyKernelTest {
     @Test
     void oneElementTransactionLatency() throws Exception {
-        ScratchNetns.assumeKernelTests();
-        try (ScratchNetns ns = ScratchNetns.create();
+        KernelTests.assumeAvailable();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
              LibNftablesClient lib = LibNftablesClient.inNamespace(ns.name())) {
             NftSet set = new NftSet("cluster-ips", List.of("ipv4_addr"), null, List.of(), 0, null);
-            lib.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(DesiredTable.TABLE_COMMENT)).add(set));
+            lib.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(TableContent.TABLE_COMMENT)).add(set));
             ExecNftClient exec = ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(30));
 
             double libMs = medianMillis(lib, 50, 300);

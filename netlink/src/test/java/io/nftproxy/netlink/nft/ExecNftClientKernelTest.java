@@ -1,9 +1,10 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 
 import java.time.Duration;
 
 class ExecNftClientKernelTest extends NftClientKernelContract {
-    @Override NftClient client(ScratchNetns ns) { return ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(30)); }
+    @Override NftClient client(KernelNamespace ns) { return ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(30)); }
 }

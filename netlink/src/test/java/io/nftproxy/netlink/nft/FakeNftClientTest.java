@@ -1,11 +1,11 @@
 package io.nftproxy.netlink.nft;
 
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -17,7 +17,7 @@ class FakeNftClientTest {
     private static final IpFamily V4 = IpFamily.IPV4;
 
     private static Transaction table() {
-        return new Transaction(V4).add(new TableSpec(DesiredTable.TABLE_COMMENT)).add(Chain.regular("services"));
+        return new Transaction(V4).add(new TableSpec(TableContent.TABLE_COMMENT)).add(Chain.regular("services"));
     }
 
     @Test
@@ -52,7 +52,7 @@ class FakeNftClientTest {
         fake.addForeignRule(V4, "services", "{\"accept\":null}");
         UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class, () -> fake.readTable(V4));
         assertEquals(1, e.items().size());
-        fake.apply(new Transaction(V4).add(new TableSpec(DesiredTable.TABLE_COMMENT)).delete(new TableSpec(DesiredTable.TABLE_COMMENT)));
+        fake.apply(new Transaction(V4).add(new TableSpec(TableContent.TABLE_COMMENT)).delete(new TableSpec(TableContent.TABLE_COMMENT)));
         assertNull(fake.readTable(V4));
     }
 

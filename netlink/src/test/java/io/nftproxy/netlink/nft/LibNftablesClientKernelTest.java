@@ -1,7 +1,8 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 
 class LibNftablesClientKernelTest extends NftClientKernelContract {
-    @Override NftClient client(ScratchNetns ns) throws Exception { return LibNftablesClient.inNamespace(ns.name()); }
+    @Override NftClient client(KernelNamespace ns) throws Exception { return LibNftablesClient.inNamespace(ns.name()); }
 }

@@ -1,15 +1,16 @@
 package io.nftproxy.netlink.nft;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.nft.Chain;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,16 +26,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** What every real {@link NftClient} must do against a kernel, run in a throwaway namespace per test. */
 abstract class NftClientKernelContract {
     /** A client bound to the namespace. */
-    abstract NftClient client(ScratchNetns ns) throws Exception;
+    abstract NftClient client(KernelNamespace ns) throws Exception;
 
     @BeforeAll
-    static void kernel() { ScratchNetns.assumeKernelTests(); }
+    static void kernel() { KernelTests.assumeAvailable(); }
 
     @Test
     void appliesACreatingTransactionInTheNamespaceOnly() throws Exception {
-        String hostBefore = ScratchNetns.run("nft", "list", "tables");
-        DesiredTable table = TestTables.small(IpFamily.IPV4);
-        try (ScratchNetns ns = ScratchNetns.create(); NftClient client = client(ns)) {
+        String hostBefore = KernelNamespace.runChecked("nft", "list", "tables");
+        TableContent table = TestTables.small(IpFamily.IPV4);
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             assertNull(client.listTableJson(IpFamily.IPV4), "no table yet");
             client.apply(Transaction.creating(table));
 
@@ -47,18 +48,18 @@ abstract class NftClientKernelContract {
             for (String set : table.sets().keySet()) {
                 assertTrue(json.contains("\"name\": \"" + set + "\""), "set " + set);
             }
-            assertTrue(ns.exec("nft", "list", "tables").contains("table ip kube-proxy"));
+            assertTrue(ns.execChecked("nft", "list", "tables").contains("table ip kube-proxy"));
             assertNull(client.listTableJson(IpFamily.IPV6), "only the IPv4 table was created");
         }
         // Read-only check of the host: nothing we did is visible there.
-        String hostAfter = ScratchNetns.run("nft", "list", "tables");
+        String hostAfter = KernelNamespace.runChecked("nft", "list", "tables");
         assertEquals(hostBefore, hostAfter, "host namespace tables changed");
         if (!hostBefore.contains("kube-proxy")) assertFalse(hostAfter.contains("kube-proxy"));
     }
 
     @Test
     void aFailingTransactionLeavesTheTableExactlyAsBefore() throws Exception {
-        try (ScratchNetns ns = ScratchNetns.create(); NftClient client = client(ns)) {
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             client.apply(Transaction.creating(TestTables.small(IpFamily.IPV4)));
             String before = client.listTableJson(IpFamily.IPV4);
 
@@ -81,27 +82,27 @@ abstract class NftClientKernelContract {
 
     @Test
     void createOfAnExistingTableIsExists() throws Exception {
-        try (ScratchNetns ns = ScratchNetns.create(); NftClient client = client(ns)) {
-            client.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(DesiredTable.TABLE_COMMENT)));
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
+            client.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(TableContent.TABLE_COMMENT)));
             NftException e = assertThrows(NftException.class,
-                    () -> client.apply(new Transaction(IpFamily.IPV4).create(new TableSpec(DesiredTable.TABLE_COMMENT))));
+                    () -> client.apply(new Transaction(IpFamily.IPV4).create(new TableSpec(TableContent.TABLE_COMMENT))));
             assertEquals(NftException.Kind.EXISTS, e.kind(), e.getMessage());
         }
     }
 
     @Test
     void deleteOfAMissingTableIsNotFound() throws Exception {
-        try (ScratchNetns ns = ScratchNetns.create(); NftClient client = client(ns)) {
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             NftException e = assertThrows(NftException.class,
-                    () -> client.apply(new Transaction(IpFamily.IPV6).delete(new TableSpec(DesiredTable.TABLE_COMMENT))));
+                    () -> client.apply(new Transaction(IpFamily.IPV6).delete(new TableSpec(TableContent.TABLE_COMMENT))));
             assertEquals(NftException.Kind.NOT_FOUND, e.kind(), e.getMessage());
         }
     }
 
     @Test
     void capabilitiesMatchTheInstalledNft() throws Exception {
-        String cli = ScratchNetns.run("nft", "--version");
-        try (ScratchNetns ns = ScratchNetns.create(); NftClient client = client(ns)) {
+        String cli = KernelNamespace.runChecked("nft", "--version");
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NftClient client = client(ns)) {
             Capabilities caps = client.capabilities();
             System.out.println(client.describe() + ": " + caps);
             assertTrue(cli.contains("v" + caps.nftVersion() + " "), cli + " vs " + caps);
@@ -110,7 +111,7 @@ abstract class NftClientKernelContract {
                 assertTrue(caps.elementComments());
             }
             assertTrue(client.describe().contains(caps.nftVersion()), client.describe());
-            assertEquals("", ns.exec("nft", "list", "ruleset"), "the probe is a dry run and leaves nothing behind");
+            assertEquals("", ns.execChecked("nft", "list", "ruleset"), "the probe is a dry run and leaves nothing behind");
         }
     }
 }

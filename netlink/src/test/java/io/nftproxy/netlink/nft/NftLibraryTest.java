@@ -79,12 +79,12 @@ class NftLibraryTest {
 
     @Test
     void autoInANamespaceBindsTheClientThere() throws Exception {
-        io.nftproxy.netlink.ScratchNetns.assumeKernelTests();
-        try (io.nftproxy.netlink.ScratchNetns ns = io.nftproxy.netlink.ScratchNetns.create()) {
+        io.nftproxy.netlink.KernelTests.assumeAvailable();
+        try (io.nftproxy.netlink.KernelNamespace ns = io.nftproxy.netlink.KernelNamespace.create("nl")) {
             NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name());
             try (NftClient c = s.client()) {
                 assertTrue(s.reason().contains(ns.name()), s.reason());
-                assertNull(c.listTableJson(io.nftproxy.proxy.IpFamily.IPV4));
+                assertNull(c.listTableJson(io.nftproxy.net.IpFamily.IPV4));
             }
         }
     }

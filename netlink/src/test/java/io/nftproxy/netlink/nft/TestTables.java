@@ -4,8 +4,8 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 
@@ -16,7 +16,7 @@ import java.util.Map;
 final class TestTables {
     private TestTables() {}
 
-    static DesiredTable small(IpFamily family) {
+    static TableContent small(IpFamily family) {
         ServiceObject svc = new ServiceObject(ObjectMeta.of("default", "web"), "ClusterIP", "10.96.0.10",
                 List.of("10.96.0.10"), List.of("IPv4"),
                 List.of(new ServiceObject.PortSpec("http", "TCP", 80, "8080", null)),

@@ -1,9 +1,10 @@
 package io.nftproxy.netlink.rt;
 
 import io.nftproxy.netlink.NetnsThread;
-import io.nftproxy.netlink.ScratchNetns;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -56,8 +57,8 @@ class AddressDumpTest {
 
     @Test
     void matchesIpAddrInAThrowawayNamespace() throws Exception {
-        ScratchNetns.assumeKernelTests();
-        try (ScratchNetns ns = ScratchNetns.create()) {
+        KernelTests.assumeAvailable();
+        try (KernelNamespace ns = KernelNamespace.create("nl")) {
             ns.ip("link", "set", "lo", "up");
             addLink(ns);
             ns.ip("addr", "add", "192.0.2.1/24", "dev", "d0");
@@ -83,7 +84,7 @@ class AddressDumpTest {
     }
 
     /** A dummy interface {@code d0}; where the dummy module is missing, a veth pair with both ends inside. */
-    private static void addLink(ScratchNetns ns) throws Exception {
+    private static void addLink(KernelNamespace ns) throws Exception {
         try {
             ns.ip("link", "add", "d0", "type", "dummy");
         } catch (java.io.IOException noDummy) {

@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.rt;
 
-import io.nftproxy.netlink.ScratchNetns;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.Semaphore;
@@ -12,8 +13,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class AddressMonitorTest {
     @Test
     void reportsAddressesAddedAndRemovedInItsNamespaceOnly() throws Exception {
-        ScratchNetns.assumeKernelTests();
-        try (ScratchNetns ns = ScratchNetns.create(); ScratchNetns other = ScratchNetns.create()) {
+        KernelTests.assumeAvailable();
+        try (KernelNamespace ns = KernelNamespace.create("nl"); KernelNamespace other = KernelNamespace.create("nl")) {
             ns.ip("link", "add", "d0", "type", "veth", "peer", "name", "d1");
             other.ip("link", "add", "e0", "type", "veth", "peer", "name", "e1");
             Semaphore changes = new Semaphore(0);

@@ -2,15 +2,15 @@ package io.nftproxy.netlink.nft;
 
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Command;
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.InMemoryTables;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -71,7 +71,7 @@ public final class FakeNftClient implements NftClient {
         if (tx.isEmpty()) return;
         applyCalls++;
         lastTransaction = tx;
-        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + DesiredTable.TABLE_NAME;
+        String context = "apply " + tx.size() + " commands to " + tx.family().nftFamily() + " " + TableContent.TABLE_NAME;
         if (failWhen.test(tx)) {
             failures++;
             String first = firstLine(tx.script(capabilities()));
@@ -127,9 +127,9 @@ public final class FakeNftClient implements NftClient {
         throw new UnsupportedOperationException("FakeNftClient does not write nft JSON; use readTable");
     }
 
-    @Override public synchronized DesiredTable readTable(IpFamily family) throws UnrecognisedRuleException {
+    @Override public synchronized TableContent readTable(IpFamily family) throws UnrecognisedRuleException {
         readCalls++;
-        DesiredTable t = tables.dump(family);
+        TableContent t = tables.dump(family);
         List<UnrecognisedRuleException.Item> items = foreign.get(family);
         if (t != null && items != null && !items.isEmpty()) throw new UnrecognisedRuleException(t, items);
         return t;
@@ -142,7 +142,7 @@ public final class FakeNftClient implements NftClient {
     // ---- what the test looks at ----
 
     /** The table as it stands, foreign content aside; null when it does not exist. */
-    public synchronized DesiredTable dump(IpFamily family) { return tables.dump(family); }
+    public synchronized TableContent dump(IpFamily family) { return tables.dump(family); }
 
     /** Non-empty transactions the caller sent, failed ones included. */
     public synchronized long applyCalls() { return applyCalls; }
@@ -163,7 +163,7 @@ public final class FakeNftClient implements NftClient {
 
     /** {@code nft delete table <family> kube-proxy}. */
     public synchronized void deleteTable(IpFamily family) {
-        tamper(new Transaction(family).delete(new TableSpec(DesiredTable.TABLE_COMMENT)));
+        tamper(new Transaction(family).delete(new TableSpec(TableContent.TABLE_COMMENT)));
         foreign.remove(family);
     }
 

@@ -1,7 +1,7 @@
-package io.nftproxy.demo;
+package io.nftproxy.netlink;
 
-import io.nftproxy.nft.DesiredTable;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.net.IpFamily;
 
 import java.io.File;
 import java.io.IOException;
@@ -52,12 +52,16 @@ public final class KernelNamespace implements AutoCloseable {
 
     /**
      * Why kernel tests cannot run here, or empty when they can: they need root (CAP_NET_ADMIN in the initial user
-     * namespace, to create namespaces) and the {@code ip} and {@code nft} commands.
+     * namespace, to create namespaces), the {@code ip} and {@code nft} commands, and whatever else the caller names
+     * (e.g. {@code conntrack}).
      */
-    public static Optional<String> unavailabilityCause() {
+    public static Optional<String> unavailabilityCause(String... alsoNeeded) {
         if (!isRoot()) return Optional.of("needs root (uid 0) to create network namespaces");
-        if (executable("ip").isEmpty()) return Optional.of("the ip command (iproute2) is not installed");
-        if (executable("nft").isEmpty()) return Optional.of("the nft command (nftables) is not installed");
+        List<String> needed = new ArrayList<>(List.of("ip", "nft"));
+        needed.addAll(List.of(alsoNeeded));
+        for (String cmd : needed) {
+            if (executable(cmd).isEmpty()) return Optional.of("the " + cmd + " command is not installed");
+        }
         return Optional.empty();
     }
 
@@ -118,6 +122,27 @@ public final class KernelNamespace implements AutoCloseable {
         return run(timeout, stdin, argv.toArray(String[]::new));
     }
 
+    /** Runs {@code command} inside the namespace and returns its stdout; throws with its stderr unless it exits 0. */
+    public String execChecked(String... command) throws IOException { return execCheckedWithInput(null, command); }
+
+    /** Like {@link #execChecked} with {@code stdin} fed to the command. */
+    public String execCheckedWithInput(String stdin, String... command) throws IOException {
+        Result r = exec(DEFAULT_TIMEOUT, stdin, command);
+        if (!r.ok()) {
+            throw new IOException(String.join(" ", command) + " failed in " + name + " (exit " + r.exitCode() + "): " + r.stderr().strip());
+        }
+        return r.stdout();
+    }
+
+    /** {@code ip -n NAME args...}: stdout, or an exception with ip's message. */
+    public String ip(String... args) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(ip, "-n", name));
+        argv.addAll(List.of(args));
+        Result r = run(DEFAULT_TIMEOUT, null, argv.toArray(String[]::new));
+        if (!r.ok()) throw new IOException("ip -n " + name + " " + String.join(" ", args) + " failed: " + r.stderr().strip());
+        return r.stdout();
+    }
+
     /** {@code nft -f -} with the script on stdin; throws with nft's message if the transaction fails. */
     public void load(String script) throws IOException {
         Result r = exec(DEFAULT_TIMEOUT, script, nft, "-f", "-");
@@ -131,12 +156,12 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** {@code nft -j list table <family> kube-proxy}. */
     public String listTable(IpFamily family) throws IOException {
-        return nftOut("-j", "list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+        return nftOut("-j", "list", "table", family.nftFamily(), TableContent.TABLE_NAME);
     }
 
     /** {@code nft list table <family> kube-proxy}, the text an operator reads. */
     public String listTableText(IpFamily family) throws IOException {
-        return nftOut("list", "table", family.nftFamily(), DesiredTable.TABLE_NAME);
+        return nftOut("list", "table", family.nftFamily(), TableContent.TABLE_NAME);
     }
 
     /** Runs nft with the given arguments and returns stdout; throws on failure. */
@@ -192,6 +217,13 @@ public final class KernelNamespace implements AutoCloseable {
             Files.deleteIfExists(err);
             if (in != null) Files.deleteIfExists(in);
         }
+    }
+
+    /** Runs a command where this process is (no shell) and returns its stdout; throws with its stderr unless it exits 0. */
+    public static String runChecked(String... argv) throws IOException {
+        Result r = run(DEFAULT_TIMEOUT, null, argv);
+        if (!r.ok()) throw new IOException(String.join(" ", argv) + " failed (exit " + r.exitCode() + "): " + r.stderr().strip());
+        return r.stdout();
     }
 
     /** Whether this process runs with effective uid 0. */

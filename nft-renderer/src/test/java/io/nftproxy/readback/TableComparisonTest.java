@@ -1,9 +1,20 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Field;
+import io.nftproxy.nft.Match;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Rule;
+import io.nftproxy.nft.Statement;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.nft.Value;
+import io.nftproxy.nft.Verdict;
+
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -27,8 +38,8 @@ class TableComparisonTest {
 
     @Test
     void chains() {
-        DesiredTable e = table(b -> b.chain(Chain.regular("gone")));
-        DesiredTable a = table(b -> b.chain(Chain.regular("new")), new Chain("nat-output", new Chain.Hook("nat", "output", -110), null),
+        TableContent e = table(b -> b.chain(Chain.regular("gone")));
+        TableContent a = table(b -> b.chain(Chain.regular("new")), new Chain("nat-output", new Chain.Hook("nat", "output", -110), null),
                 new Chain("reject-chain", null, "other"));
         assertEquals(List.of(
                 "chain nat-output: expected type nat hook output priority -100, actual type nat hook output priority -110",
@@ -39,10 +50,10 @@ class TableComparisonTest {
 
     @Test
     void chainCommentsOnOneSideCanBeTolerated() {
-        DesiredTable a = table(b -> {}, NAT, Chain.regular("reject-chain"));
+        TableContent a = table(b -> {}, NAT, Chain.regular("reject-chain"));
         assertEquals(List.of("chain reject-chain: expected comment \"helper\", actual (none)"), TableComparison.diff(table(b -> {}), a));
         assertEquals(List.of(), TableComparison.diff(table(b -> {}), a, Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED)));
-        DesiredTable other = table(b -> {}, NAT, new Chain("reject-chain", null, "other"));
+        TableContent other = table(b -> {}, NAT, new Chain("reject-chain", null, "other"));
         assertEquals(1, TableComparison.diff(table(b -> {}), other, Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED)).size());
     }
 
@@ -50,7 +61,7 @@ class TableComparisonTest {
     void rulesInOrder() {
         Rule r1 = decide("services", "a"), r2 = decide("services", "b"), r3 = decide("services", "c");
         Rule foreign = new Rule("services", List.of(new Match.CtStateNew()), List.of(new Statement.Reject()), null);
-        DesiredTable e = table(b -> rules(b, r1, r2, r3));
+        TableContent e = table(b -> rules(b, r1, r2, r3));
         assertEquals(List.of("chain services: extra rule at 1: `ct state new reject`"),
                 TableComparison.diff(e, table(b -> rules(b, r1, foreign, r2, r3))));
         assertEquals(List.of("chain services: missing rule 1: `goto b`"), TableComparison.diff(e, table(b -> rules(b, r1, r3))));
@@ -74,8 +85,8 @@ class TableComparisonTest {
     @Test
     void sets() {
         NftSet changed = new NftSet("service-ips", List.of("ipv4_addr", "inet_service"), "verdict", List.of("interval"), 5, "x");
-        DesiredTable e = table(b -> b.set(AFF));
-        DesiredTable a = table(b -> b.set(new NftSet("affinity-x", List.of("ipv4_addr"), null, List.of("timeout", "dynamic"), 600, null))
+        TableContent e = table(b -> b.set(AFF));
+        TableContent a = table(b -> b.set(new NftSet("affinity-x", List.of("ipv4_addr"), null, List.of("timeout", "dynamic"), 600, null))
                 .set(new NftSet("stray", List.of("ipv4_addr"), null, List.of(), 0, null)), changed);
         assertEquals(List.of(
                 "map service-ips: expected type ipv4_addr . inet_proto . inet_service : verdict, actual ipv4_addr . inet_service : verdict",
@@ -91,8 +102,8 @@ class TableComparisonTest {
         Element web = ipsElement("10.96.0.10", 80, Verdict.gotoChain("reject-chain"), null);
         Element dns = ipsElement("10.96.0.53", 53, Verdict.gotoChain("reject-chain"), "kube-system/dns");
         Element gone = ipsElement("10.96.0.99", 443, Verdict.drop(), null);
-        DesiredTable e = table(b -> b.element(web).element(dns).element(gone));
-        DesiredTable a = table(b -> b.element(ipsElement("10.96.0.10", 80, Verdict.drop(), null))
+        TableContent e = table(b -> b.element(web).element(dns).element(gone));
+        TableContent a = table(b -> b.element(ipsElement("10.96.0.10", 80, Verdict.drop(), null))
                 .element(ipsElement("10.96.0.53", 53, Verdict.gotoChain("reject-chain"), null))
                 .element(ipsElement("10.96.0.7", 8080, Verdict.drop(), "x")));
         assertEquals(List.of(
@@ -105,13 +116,13 @@ class TableComparisonTest {
     @Test
     void families() {
         assertEquals(List.of("family: expected ip, actual ip6"),
-                TableComparison.diff(DesiredTable.builder(IpFamily.IPV4).build(), DesiredTable.builder(IpFamily.IPV6).build()));
+                TableComparison.diff(TableContent.builder(IpFamily.IPV4).build(), TableContent.builder(IpFamily.IPV6).build()));
     }
 
     // ---- helpers: a small table with nat-output, reject-chain, services, and service-ips; edits on top ----
 
-    private static DesiredTable table(Consumer<DesiredTable.Builder> edit, Object... overrides) {
-        DesiredTable.Builder b = DesiredTable.builder(IpFamily.IPV4);
+    private static TableContent table(Consumer<TableContent.Builder> edit, Object... overrides) {
+        TableContent.Builder b = TableContent.builder(IpFamily.IPV4);
         Chain nat = NAT, reject = REJECT;
         NftSet ips = IPS;
         for (Object o : overrides) {
@@ -126,7 +137,7 @@ class TableComparisonTest {
         return b.build();
     }
 
-    private static void rules(DesiredTable.Builder b, Rule... rs) { for (Rule r : rs) b.rule(r); }
+    private static void rules(TableContent.Builder b, Rule... rs) { for (Rule r : rs) b.rule(r); }
 
     private static Rule decide(String chain, String target) {
         return new Rule(chain, List.of(), List.of(new Statement.Decide(Verdict.gotoChain(target))), null);

@@ -1,6 +1,14 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Match;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.NftSyntax;
+import io.nftproxy.nft.Rule;
+import io.nftproxy.nft.TableContent;
+
+import io.nftproxy.nft.Capabilities;
 
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -29,13 +37,13 @@ public final class TableComparison {
         CHAIN_COMMENTS_UNREPORTED
     }
 
-    private final DesiredTable expected;
-    private final DesiredTable actual;
+    private final TableContent expected;
+    private final TableContent actual;
     private final Set<Tolerance> tolerances;
     private final NftSyntax syntax;
     private final List<String> out = new ArrayList<>();
 
-    private TableComparison(DesiredTable expected, DesiredTable actual, Set<Tolerance> tolerances) {
+    private TableComparison(TableContent expected, TableContent actual, Set<Tolerance> tolerances) {
         this.expected = expected;
         this.actual = actual;
         this.tolerances = tolerances.isEmpty() ? EnumSet.noneOf(Tolerance.class) : EnumSet.copyOf(tolerances);
@@ -43,11 +51,11 @@ public final class TableComparison {
     }
 
     /** Every difference, strictly. */
-    public static List<String> diff(DesiredTable expected, DesiredTable actual) {
+    public static List<String> diff(TableContent expected, TableContent actual) {
         return diff(expected, actual, Set.of());
     }
 
-    public static List<String> diff(DesiredTable expected, DesiredTable actual, Set<Tolerance> tolerances) {
+    public static List<String> diff(TableContent expected, TableContent actual, Set<Tolerance> tolerances) {
         Objects.requireNonNull(expected, "expected");
         Objects.requireNonNull(actual, "actual");
         return new TableComparison(expected, actual, tolerances).run();

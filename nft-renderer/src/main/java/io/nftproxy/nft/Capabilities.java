@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.nft;
 
 /**
  * What the host's nftables accepts, probed once at start. The renderer reads it; it never probes itself.

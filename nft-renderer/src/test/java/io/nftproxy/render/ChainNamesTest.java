@@ -1,7 +1,9 @@
-package io.nftproxy.nft;
+package io.nftproxy.render;
+
+import io.nftproxy.nft.NftSyntax;
 
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ServicePortName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -56,11 +58,11 @@ class ChainNamesTest {
         // The address is re-serialised (RFC 5952, as Go's net.IP.String does) before it is hashed, so the
         // API's spelling cannot change the chain name: a single zero group stays "0", a longer run becomes "::".
         ServicePortName n = new ServicePortName("testing", "service", "http", Protocol.TCP);
-        Endpoint e = new Endpoint(io.nftproxy.proxy.IpAddress.parse("FD80:abcd:0012:0:0:c3d4:e5f6:9999"), 80,
+        Endpoint e = new Endpoint(io.nftproxy.net.IpAddress.parse("FD80:abcd:0012:0:0:c3d4:e5f6:9999"), 80,
                 true, true, false, false, null, null, null);
         String base = "testing/service/tcp/http__fd80.abcd.12..c3d4.e5f6.9999/80";
         assertEquals("endpoint-" + ChainNames.hash(base) + "-" + base, ChainNames.endpoint(n, e));
-        Endpoint single = new Endpoint(io.nftproxy.proxy.IpAddress.parse("fd80:abcd:12::a1b2:c3d4:e5f6:9999"), 80,
+        Endpoint single = new Endpoint(io.nftproxy.net.IpAddress.parse("fd80:abcd:12::a1b2:c3d4:e5f6:9999"), 80,
                 true, true, false, false, null, null, null);
         assertTrue(ChainNames.endpoint(n, single).endsWith("__fd80.abcd.12.0.a1b2.c3d4.e5f6.9999/80"));
     }
@@ -69,7 +71,7 @@ class ChainNamesTest {
     void longBasesAreTruncatedTo240BytesWithEllipsis() {
         String ns = "a".repeat(63), svc = "b".repeat(63), port = "c".repeat(63);
         ServicePortName n = new ServicePortName(ns, svc, port, Protocol.TCP);
-        Endpoint e = new Endpoint(io.nftproxy.proxy.IpAddress.parse("fd80:abcd:12:3456:789a:bcde:f012:3456"), 65535,
+        Endpoint e = new Endpoint(io.nftproxy.net.IpAddress.parse("fd80:abcd:12:3456:789a:bcde:f012:3456"), 65535,
                 true, true, false, false, null, null, null);
         String base = ChainNames.hashAndTruncate(ChainNames.endpointBase(n, e));
         assertEquals(ChainNames.BASE_MAX, base.length());

@@ -1,4 +1,4 @@
-package io.nftproxy.nft.json;
+package io.nftproxy.readback;
 
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,8 +1,8 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
 
 import java.math.BigInteger;
 import java.util.ArrayList;

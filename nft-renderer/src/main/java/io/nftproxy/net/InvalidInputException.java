@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.net;
 
 /**
  * An API-derived value that failed re-validation. The message names the field, the value (made printable) and

@@ -1,6 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -12,7 +12,7 @@ import java.util.Map;
  * The complete content of one table: chains (in creation order, with their rules), sets and maps, and elements.
  * Immutable once built; the differ compares two of these, the writer prints one, the tracer walks one.
  */
-public final class DesiredTable {
+public final class TableContent {
     public static final String TABLE_NAME = "kube-proxy";
     public static final String TABLE_COMMENT = "rules for kube-proxy";
 
@@ -26,7 +26,7 @@ public final class DesiredTable {
      * Takes over the builder's maps instead of copying them (copying was a third of a 50k-service render); the
      * builder refuses further changes, so the views stay immutable.
      */
-    private DesiredTable(Builder b) {
+    private TableContent(Builder b) {
         this.family = b.family;
         this.chains = Collections.unmodifiableMap(b.chains);
         b.rules.replaceAll((k, v) -> Collections.unmodifiableList(v));
@@ -61,7 +61,7 @@ public final class DesiredTable {
 
     /** Same content: chains, sets and elements as sets; rules in order within each chain. */
     @Override public boolean equals(Object o) {
-        return o instanceof DesiredTable t && family == t.family && chains.equals(t.chains) && rules.equals(t.rules)
+        return o instanceof TableContent t && family == t.family && chains.equals(t.chains) && rules.equals(t.rules)
                 && sets.equals(t.sets) && elements.equals(t.elements);
     }
 
@@ -133,7 +133,7 @@ public final class DesiredTable {
             return this;
         }
 
-        public DesiredTable build() {
+        public TableContent build() {
             open();
             for (List<Rule> l : rules.values()) {
                 for (Rule r : l) {
@@ -152,7 +152,7 @@ public final class DesiredTable {
                 }
             }
             built = true;
-            return new DesiredTable(this);
+            return new TableContent(this);
         }
     }
 }

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.net;
 
 /** A CIDR prefix, canonicalised: host bits cleared, the address re-serialised by {@link IpAddress}. */
 public record IpPrefix(IpAddress address, int length) implements Comparable<IpPrefix> {

@@ -1,6 +1,6 @@
 package io.nftproxy.nft;
 
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -181,7 +181,7 @@ public final class InMemoryTables {
 
     private static Refused refused(String errno, Command c, Transaction tx) {
         Transaction one = new Transaction(tx.family()).command(c.verb(), c.object());
-        return new Refused(errno, one.script(io.nftproxy.proxy.Capabilities.baseline()).strip());
+        return new Refused(errno, one.script(io.nftproxy.nft.Capabilities.baseline()).strip());
     }
 
     public synchronized boolean exists(IpFamily f) { return tables.containsKey(f); }
@@ -189,10 +189,10 @@ public final class InMemoryTables {
     public synchronized long transactionCount() { return transactions; }
 
     /** The table as it stands, or null when it does not exist. */
-    public synchronized DesiredTable dump(IpFamily f) {
+    public synchronized TableContent dump(IpFamily f) {
         TableState t = tables.get(f);
         if (t == null) return null;
-        DesiredTable.Builder b = DesiredTable.builder(f);
+        TableContent.Builder b = TableContent.builder(f);
         t.sets.values().forEach(b::set);
         t.chains.values().forEach(b::chain);
         t.rules.values().forEach(l -> l.forEach(b::rule));

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.net;
 
 /** An IP family, with the spellings nftables and the Kubernetes API use for it. */
 public enum IpFamily {

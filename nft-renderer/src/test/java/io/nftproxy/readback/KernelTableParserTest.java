@@ -1,11 +1,23 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.nft.json.Json;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Field;
+import io.nftproxy.nft.Match;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Rule;
+import io.nftproxy.nft.Statement;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.UnrecognisedRuleException;
+import io.nftproxy.nft.Value;
+import io.nftproxy.nft.Verdict;
+
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -28,7 +40,7 @@ class KernelTableParserTest {
 
     @Test
     void skeletonAndLoadBalancerForms() throws Exception {
-        DesiredTable t = parseResource("lb-firewall-etp-local.ip.json");
+        TableContent t = parseResource("lb-firewall-etp-local.ip.json");
         assertEquals(IpFamily.IPV4, t.family());
         assertEquals(new Chain.Hook("nat", "output", -100), t.chain("nat-output").hook());
         assertEquals(new Chain.Hook("filter", "prerouting", -110), t.chain("filter-prerouting-pre-dnat").hook());
@@ -78,7 +90,7 @@ class KernelTableParserTest {
 
     @Test
     void affinityForms() throws Exception {
-        DesiredTable t = parseResource("session-affinity.ip.json");
+        TableContent t = parseResource("session-affinity.ip.json");
         String set = "affinity-6SFGLI2F-default/sticky/tcp/__10.244.1.5/8080";
         String ep = "endpoint-6SFGLI2F-default/sticky/tcp/__10.244.1.5/8080";
         // nft 1.0.6 prints ["timeout"] and a size of 65535 for "flags dynamic,timeout".
@@ -95,7 +107,7 @@ class KernelTableParserTest {
 
     @Test
     void noEndpointFormsWithElementCommentsAndMatchAllNodePorts() throws Exception {
-        DesiredTable t = parseResource("no-endpoints.ip.json");
+        TableContent t = parseResource("no-endpoints.ip.json");
         assertEquals(new Element("no-endpoint-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(30060)),
                 Verdict.gotoChain("reject-chain"), "default/empty:web"), t.elements("no-endpoint-nodeports").values().iterator().next());
         assertEquals(List.of(new Match.FibLocal(Field.DADDR), new Match.AddrIn(Field.DADDR, true, p("127.0.0.0/8"))),
@@ -107,7 +119,7 @@ class KernelTableParserTest {
 
     @Test
     void ipv6Forms() throws Exception {
-        DesiredTable t = parseResource("dual-stack.ip6.json");
+        TableContent t = parseResource("dual-stack.ip6.json");
         assertEquals(IpFamily.IPV6, t.family());
         assertEquals(List.of(new Statement.Reject()), t.rules("reject-chain").get(0).statements());
         assertEquals(new Statement.Dnat(List.of(target("fd00:10:244:1::9", 5353)), true),
@@ -119,7 +131,7 @@ class KernelTableParserTest {
     /** The fast layout's cascade: {@code numgen random mod K 0} matches before direct DNATs and gotos. */
     @Test
     void fastLayoutCascadeForms() throws Exception {
-        DesiredTable t = parseResource("fast-clusterip.ip.json");
+        TableContent t = parseResource("fast-clusterip.ip.json");
         String svc = "service-ULMVA6XW-ns1/svc1/tcp/p80";
         Match tcp = new Match.ProtoIs(Protocol.TCP);
         assertEquals(List.of(
@@ -128,7 +140,7 @@ class KernelTableParserTest {
                 rule(svc, List.of(tcp), List.of(new Statement.Dnat(List.of(target("10.180.0.3", 8080)), true)), null)),
                 t.rules(svc));
 
-        DesiredTable a = parseResource("fast-session-affinity.ip.json");
+        TableContent a = parseResource("fast-session-affinity.ip.json");
         List<Rule> sticky = a.rules("service-4MXLGZVK-demo/hello-sticky/tcp/http");
         assertEquals(4, sticky.size());
         assertEquals(rule(sticky.get(0).chain(), List.of(new Match.NumgenIs(2, 0)),
@@ -136,7 +148,7 @@ class KernelTableParserTest {
                 sticky.get(2));
         assertEquals(List.of(), sticky.get(3).matches());
 
-        DesiredTable v6 = parseResource("fast-dual-stack.ip6.json");
+        TableContent v6 = parseResource("fast-dual-stack.ip6.json");
         assertEquals(List.of(tcp, new Match.NumgenIs(2, 0)), v6.rules("service-77WF6TB4-demo/hello-dual/tcp/http").get(0).matches());
         assertEquals(new Statement.Dnat(List.of(target("fd00:10::1:3d", 8080)), true),
                 v6.rules("service-77WF6TB4-demo/hello-dual/tcp/http").get(0).statements().get(0));
@@ -160,7 +172,7 @@ class KernelTableParserTest {
     void readBackWritesTheLoadedScript() throws Exception {
         for (String name : List.of("session-affinity.ip", "no-endpoints.ip", "dual-stack.ip6", "lb-firewall-etp-local.ip",
                 "fast-clusterip.ip", "fast-session-affinity.ip", "fast-dual-stack.ip6")) {
-            DesiredTable t = parseResource(name + ".json");
+            TableContent t = parseResource(name + ".json");
             Set<String> loaded = rulesAndElements(resource(name + ".nft"));
             Set<String> written = rulesAndElements(Transaction.creating(t).script(Capabilities.baseline()));
             if (name.startsWith("lb-")) {
@@ -179,7 +191,7 @@ class KernelTableParserTest {
                 "\"flags\": [\"timeout\"], \"timeout\": 600}",
                 "\"flags\": [\"timeout\"], \"timeout\": 600, \"elem\": [{\"elem\": {\"val\": \"10.0.0.1\", \"expires\": 599}}]}");
         assertTrue(json.contains("\"expires\": 599"));
-        DesiredTable t = KernelTableParser.parse(json);
+        TableContent t = KernelTableParser.parse(json);
         assertTrue(TableComparison.diff(parseResource("session-affinity.ip.json"), t).isEmpty());
     }
 
@@ -188,7 +200,7 @@ class KernelTableParserTest {
         String json = resource("no-endpoints.ip.json").replace(
                 "\"right\": {\"prefix\": {\"addr\": \"10.96.0.0\", \"len\": 16}}",
                 "\"right\": {\"set\": [{\"range\": [\"10.0.0.0\", \"10.0.2.255\"]}, \"10.9.0.1\"]}");
-        DesiredTable t = KernelTableParser.parse(json);
+        TableContent t = KernelTableParser.parse(json);
         assertEquals(new Match.AddrIn(Field.DADDR, false, p("10.0.0.0/23", "10.0.2.0/24", "10.9.0.1")),
                 t.rules("cluster-ips-check").get(1).matches().get(0));
     }
@@ -224,7 +236,7 @@ class KernelTableParserTest {
                 "\"chain\": \"nat-prerouting\", \"handle\": 31, \"expr\": [{\"counter\": {\"packets\": 0, \"bytes\": 0}}, ");
         UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class, () -> KernelTableParser.parse(json));
         assertEquals(1, e.items().size());
-        DesiredTable full = parseResource("no-endpoints.ip.json");
+        TableContent full = parseResource("no-endpoints.ip.json");
         assertEquals(List.of("chain nat-prerouting: missing rule 0: `jump services`"),
                 TableComparison.diff(full, e.partialTable()));
     }
@@ -256,7 +268,7 @@ class KernelTableParserTest {
         return out;
     }
 
-    static DesiredTable parseResource(String name) throws Exception {
+    static TableContent parseResource(String name) throws Exception {
         return KernelTableParser.parse(resource(name));
     }
 

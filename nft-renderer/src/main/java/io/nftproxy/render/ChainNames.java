@@ -1,7 +1,9 @@
-package io.nftproxy.nft;
+package io.nftproxy.render;
+
+import io.nftproxy.nft.Chain;
 
 import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ServicePortName;
 
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpPrefix;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpPrefix;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;

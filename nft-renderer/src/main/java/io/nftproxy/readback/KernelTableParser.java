@@ -1,11 +1,22 @@
-package io.nftproxy.nft;
+package io.nftproxy.readback;
 
-import io.nftproxy.nft.json.Json;
-import io.nftproxy.proxy.InvalidInputException;
-import io.nftproxy.proxy.IpAddress;
-import io.nftproxy.proxy.IpFamily;
-import io.nftproxy.proxy.IpPrefix;
-import io.nftproxy.proxy.Protocol;
+import io.nftproxy.nft.Chain;
+import io.nftproxy.nft.Element;
+import io.nftproxy.nft.Field;
+import io.nftproxy.nft.Match;
+import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Rule;
+import io.nftproxy.nft.Statement;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.nft.UnrecognisedRuleException;
+import io.nftproxy.nft.Value;
+import io.nftproxy.nft.Verdict;
+
+import io.nftproxy.net.InvalidInputException;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -15,7 +26,7 @@ import java.util.Set;
 
 /**
  * Reads the kernel's {@code kube-proxy} table back into the model: the document {@code nft -j list table <family>
- * kube-proxy} prints (JSON schema 1, as written by nft 1.0.6) becomes a {@link DesiredTable} made of exactly the
+ * kube-proxy} prints (JSON schema 1, as written by nft 1.0.6) becomes a {@link TableContent} made of exactly the
  * records the renderer produces, so the two can be compared with {@link TableComparison}. Used to verify kernel
  * state against the model and to adopt a table left by a previous run.
  *
@@ -47,7 +58,7 @@ public final class KernelTableParser {
 
     private final List<UnrecognisedRuleException.Item> unrecognised = new ArrayList<>();
     private IpFamily family;
-    private DesiredTable.Builder builder;
+    private TableContent.Builder builder;
     private final Map<String, NftSet> sets = new LinkedHashMap<>();
 
     private KernelTableParser() {}
@@ -58,7 +69,7 @@ public final class KernelTableParser {
      * @throws UnrecognisedRuleException the table holds something the renderer never writes
      * @throws IllegalArgumentException  the text is not JSON, or not a listing of one {@code kube-proxy} table
      */
-    public static DesiredTable parse(String json) throws UnrecognisedRuleException {
+    public static TableContent parse(String json) throws UnrecognisedRuleException {
         Object doc = Json.parse(json);
         try {
             return new KernelTableParser().run(doc);
@@ -73,7 +84,7 @@ public final class KernelTableParser {
         NotOurs(String message) { super(message, null, false, false); }
     }
 
-    private DesiredTable run(Object doc) throws UnrecognisedRuleException {
+    private TableContent run(Object doc) throws UnrecognisedRuleException {
         Map<String, Object> top = map(doc, "document");
         if (!top.containsKey("nftables")) throw new IllegalArgumentException("not an nft JSON listing: no \"nftables\" array");
         List<Object> objects = list(top.get("nftables"), "nftables");
@@ -102,7 +113,7 @@ public final class KernelTableParser {
             }
         }
         if (builder == null) throw new IllegalArgumentException("no table in the listing");
-        DesiredTable table;
+        TableContent table;
         try {
             table = builder.build();
         } catch (IllegalStateException e) {
@@ -115,9 +126,9 @@ public final class KernelTableParser {
 
     private void table(Map<String, Object> t) {
         if (builder != null) throw new IllegalArgumentException("more than one table in the listing");
-        if (!DesiredTable.TABLE_NAME.equals(t.get("name"))) throw new IllegalArgumentException("table " + t.get("name") + " is not " + DesiredTable.TABLE_NAME);
+        if (!TableContent.TABLE_NAME.equals(t.get("name"))) throw new IllegalArgumentException("table " + t.get("name") + " is not " + TableContent.TABLE_NAME);
         family = familyOf(t.get("family"));
-        builder = DesiredTable.builder(family);
+        builder = TableContent.builder(family);
         Set<String> extra = extraKeys(t, TABLE_KEYS);
         if (!extra.isEmpty()) unrecognised.add(new UnrecognisedRuleException.Item("table", "unknown properties " + extra, Json.write(t)));
     }
@@ -128,7 +139,7 @@ public final class KernelTableParser {
     }
 
     private void checkOwner(String kind, Map<String, Object> body) {
-        if (!family.nftFamily().equals(body.get("family")) || !DesiredTable.TABLE_NAME.equals(body.get("table"))) {
+        if (!family.nftFamily().equals(body.get("family")) || !TableContent.TABLE_NAME.equals(body.get("table"))) {
             throw new IllegalArgumentException(kind + " of another table: " + Json.write(body));
         }
     }

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.net;
 
 import java.util.Arrays;
 
