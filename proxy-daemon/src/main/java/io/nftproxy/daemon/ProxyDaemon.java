@@ -182,7 +182,7 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /** What this host's nft accepts: the first nft call, made after {@link #startServers()}. */
-    public io.nftproxy.proxy.Capabilities probeNft() throws Exception {
+    public io.nftproxy.nft.Capabilities probeNft() throws Exception {
         startServers();
         return client.capabilities();
     }

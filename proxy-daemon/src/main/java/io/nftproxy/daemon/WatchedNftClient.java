@@ -1,11 +1,11 @@
 package io.nftproxy.daemon;
 
-import io.nftproxy.nft.DesiredTable;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.proxy.Capabilities;
-import io.nftproxy.proxy.IpFamily;
+import io.nftproxy.nft.Capabilities;
+import io.nftproxy.net.IpFamily;
 
 import java.time.Duration;
 import java.util.function.LongSupplier;
@@ -79,7 +79,7 @@ final class WatchedNftClient implements NftClient {
         return watched("listing of the " + family.nftFamily() + " table", () -> client.listTableJson(family));
     }
 
-    @Override public DesiredTable readTable(IpFamily family) throws UnrecognisedRuleException {
+    @Override public TableContent readTable(IpFamily family) throws UnrecognisedRuleException {
         // Includes parsing the listing (1.4 s at 10k Services): well within SLOW.
         try {
             return watched("read-back of the " + family.nftFamily() + " table", () -> {

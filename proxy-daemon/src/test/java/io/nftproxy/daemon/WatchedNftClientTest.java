@@ -2,7 +2,7 @@ package io.nftproxy.daemon;
 
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.proxy.Capabilities;
+import io.nftproxy.nft.Capabilities;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.CountDownLatch;
@@ -19,7 +19,7 @@ class WatchedNftClientTest {
         final CountDownLatch entered = new CountDownLatch(1), release = new CountDownLatch(1);
 
         @Override public void apply(io.nftproxy.nft.Transaction tx) {}
-        @Override public String listTableJson(io.nftproxy.proxy.IpFamily family) { return null; }
+        @Override public String listTableJson(io.nftproxy.net.IpFamily family) { return null; }
         @Override public Capabilities capabilities() {
             entered.countDown();
             try {
@@ -61,7 +61,7 @@ class WatchedNftClientTest {
         FakeNftClient fake = new FakeNftClient();
         WatchedNftClient watched = new WatchedNftClient(fake, () -> now.addAndGet(1_000_000L));
         watched.capabilities();
-        watched.listTableJson(io.nftproxy.proxy.IpFamily.IPV4);
+        watched.listTableJson(io.nftproxy.net.IpFamily.IPV4);
         assertNull(watched.overdue());
         assertNull(watched.waiting());
     }

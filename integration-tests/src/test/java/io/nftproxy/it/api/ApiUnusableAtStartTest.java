@@ -1,7 +1,7 @@
 package io.nftproxy.it.api;
 
 import io.nftproxy.cli.ExitCodes;
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.it.CliRun;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;

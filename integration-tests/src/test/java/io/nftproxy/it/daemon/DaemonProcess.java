@@ -1,6 +1,6 @@
 package io.nftproxy.it.daemon;
 
-import io.nftproxy.demo.KernelNamespace;
+import io.nftproxy.netlink.KernelNamespace;
 
 import java.io.File;
 import java.io.IOException;
