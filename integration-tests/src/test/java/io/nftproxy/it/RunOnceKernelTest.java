@@ -63,6 +63,36 @@ class RunOnceKernelTest {
         }
     }
 
+    /** Issue 10 row 15: with the option, an externalIP that is another Service's ClusterIP never reaches the kernel. */
+    @Test
+    void refuseExternalIpOverlapsKeepsAnotherServicesClusterIPOutOfTheKernel(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        java.nio.file.Files.writeString(dir.resolve("services.yaml"), """
+                apiVersion: v1
+                kind: Service
+                metadata: {namespace: demo, name: victim}
+                spec: {clusterIP: 10.96.0.10, ports: [{port: 53, protocol: TCP}]}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {namespace: demo, name: thief}
+                spec: {clusterIP: 10.96.0.11, externalIPs: [10.96.0.10, 203.0.113.7], ports: [{port: 53, protocol: TCP}]}
+                """);
+        for (boolean refuse : List.of(false, true)) {
+            try (KernelNamespace ns = KernelNamespace.create("once")) {
+                List<String> a = new ArrayList<>(List.of("run", "--once", "--manifests", dir.toString(),
+                        "--hostname-override", "k8s-node-1", "--netns", ns.name()));
+                if (refuse) a.add("--refuse-external-ip-overlaps");
+                CliRun r = run(a);
+                assertEquals(ExitCodes.OK, r.exit(), r::err);
+                String table = ns.nftOut("list", "table", "ip", "kube-proxy");
+                assertTrue(table.contains("203.0.113.7 . tcp . 53 comment \"demo/thief\""), table);
+                boolean stolen = table.contains("10.96.0.10 . tcp . 53 comment \"demo/thief\"");
+                assertEquals(!refuse, stolen, (refuse ? "refused" : "kept with a warning") + ":\n" + table);
+            }
+        }
+    }
+
     /** A set the kernel caps at one element (someone else's doing) makes the kernel refuse our elements. */
     @Test
     void aRefusedTransactionExitsFiveAndLeavesTheTableAsItWas() throws Exception {

@@ -230,8 +230,12 @@ public final class ProxyStateBuilder {
                 IpAddress a = address(t, field);
                 if (a.isUnspecified() || a.isLoopback()) throw new InvalidInputException(field, t, "a routable unicast address");
                 if (a.family() == family && !out.contains(a)) {
-                    out.add(a);
                     String overlap = claims.overlap(key, a);
+                    if (overlap != null && claims.refusesOverlaps()) {
+                        skip("Service", key, field, overlap);
+                        continue;
+                    }
+                    out.add(a);
                     if (overlap != null) diagnostics.add(new Diagnostic("Service", key, field, overlap, true));
                 }
             } catch (InvalidInputException e) {

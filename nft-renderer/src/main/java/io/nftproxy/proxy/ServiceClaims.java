@@ -48,6 +48,7 @@ public final class ServiceClaims {
 
     private final Map<Port, String> reserved;
     private final Set<IpAddress> nodeAddresses;
+    private final boolean refuseOverlaps;
     private final Map<IpAddress, TreeSet<String>> clusterIPOwners = new HashMap<>();
     private final Map<String, Set<IpAddress>> clusterIPsOf = new HashMap<>();
     private final Map<IpAddress, TreeSet<String>> exposers = new HashMap<>();
@@ -61,10 +62,19 @@ public final class ServiceClaims {
      * @param nodeAddresses    this node's addresses, which no Service should expose as its own
      */
     public ServiceClaims(Map<Integer, String> reservedTcpPorts, Collection<IpAddress> nodeAddresses) {
+        this(reservedTcpPorts, nodeAddresses, false);
+    }
+
+    /**
+     * @param refuseOverlaps an externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's
+     *                       address is skipped rather than kept with a warning ({@code --refuse-external-ip-overlaps})
+     */
+    public ServiceClaims(Map<Integer, String> reservedTcpPorts, Collection<IpAddress> nodeAddresses, boolean refuseOverlaps) {
         Map<Port, String> r = new HashMap<>();
         reservedTcpPorts.forEach((port, what) -> r.put(new Port(Protocol.TCP, port), what));
         this.reserved = Map.copyOf(r);
         this.nodeAddresses = Set.copyOf(nodeAddresses);
+        this.refuseOverlaps = refuseOverlaps;
     }
 
     public static ServiceClaims none() { return new ServiceClaims(Map.of(), List.of()); }
@@ -72,7 +82,13 @@ public final class ServiceClaims {
     /** Claims of every Service in {@code services}, grouped by {@code namespace/name}. */
     public static ServiceClaims of(List<ServiceObject> services, Map<Integer, String> reservedTcpPorts,
                                    Collection<IpAddress> nodeAddresses) {
-        ServiceClaims c = new ServiceClaims(reservedTcpPorts, nodeAddresses);
+        return of(services, reservedTcpPorts, nodeAddresses, false);
+    }
+
+    /** As {@link #of(List, Map, Collection)}, skipping overlapping addresses when {@code refuseOverlaps}. */
+    public static ServiceClaims of(List<ServiceObject> services, Map<Integer, String> reservedTcpPorts,
+                                   Collection<IpAddress> nodeAddresses, boolean refuseOverlaps) {
+        ServiceClaims c = new ServiceClaims(reservedTcpPorts, nodeAddresses, refuseOverlaps);
         Map<String, List<ServiceObject>> byKey = new HashMap<>();
         for (ServiceObject s : services) {
             byKey.computeIfAbsent(ProxyStateBuilder.serviceKey(s), k -> new java.util.ArrayList<>()).add(s);
@@ -145,23 +161,28 @@ public final class ServiceClaims {
     }
 
     /**
-     * Why {@code address}, exposed by {@code service} as an externalIP or LoadBalancer IP, deserves a warning: it
-     * is another Service's ClusterIP or this node's address. Null when it is neither.
+     * Why {@code address}, exposed by {@code service} as an externalIP or LoadBalancer IP, deserves a warning, or
+     * is skipped when {@link #refusesOverlaps()}: it is another Service's ClusterIP or this node's address. Null when
+     * it is neither.
      */
     public String overlap(String service, IpAddress address) {
+        String outcome = refuseOverlaps ? "skipped (--refuse-external-ip-overlaps)" : "kept";
         if (nodeAddresses.contains(address)) {
-            return address + " is this node's address; traffic to it on the Service's ports goes to the Service; kept";
+            return address + " is this node's address; traffic to it on the Service's ports goes to the Service; " + outcome;
         }
         TreeSet<String> owners = clusterIPOwners.get(address);
         if (owners == null) return null;
         for (String o : owners) {
             if (!o.equals(service)) {
                 return address + " is the ClusterIP of Service " + o + ", whose traffic on the same ports this Service "
-                        + "intercepts (CVE-2020-8554); kept";
+                        + "intercepts (CVE-2020-8554); " + outcome;
             }
         }
         return null;
     }
+
+    /** Whether an {@link #overlap} skips the address rather than keeping it. */
+    public boolean refusesOverlaps() { return refuseOverlaps; }
 
     /**
      * Why {@code service} may not have {@code port} of {@code protocol}, naming who has it; null when it may. A

@@ -27,6 +27,7 @@ import java.util.Map;
 public final class Renderer {
     private final TableLayout layout;
     private final boolean directSingleDnat;
+    private final boolean refuseAddressOverlaps;
 
     /** @param directSingleDnat write {@code dnat to ip:port} for a single endpoint (upstream master) instead of 1.36's map */
     public Renderer(boolean directSingleDnat) {
@@ -39,9 +40,22 @@ public final class Renderer {
     }
 
     private Renderer(TableLayout layout, boolean directSingleDnat) {
+        this(layout, directSingleDnat, false);
+    }
+
+    private Renderer(TableLayout layout, boolean directSingleDnat, boolean refuseAddressOverlaps) {
         this.layout = java.util.Objects.requireNonNull(layout, "layout");
         this.directSingleDnat = directSingleDnat;
+        this.refuseAddressOverlaps = refuseAddressOverlaps;
     }
+
+    /**
+     * This renderer, but an externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's address
+     * is skipped instead of kept with a warning (see {@link ServiceClaims#overlap}).
+     */
+    public Renderer refusingAddressOverlaps() { return new Renderer(layout, directSingleDnat, true); }
+
+    public boolean refusesAddressOverlaps() { return refuseAddressOverlaps; }
 
     /** kube-proxy 1.36's exact rule forms. */
     public static Renderer upstream() { return new Renderer(TableLayout.UPSTREAM); }
@@ -66,7 +80,8 @@ public final class Renderer {
         Map<IpFamily, Table> tables = new EnumMap<>(IpFamily.class);
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
         List<Diagnostic> diags = new ArrayList<>();
-        ServiceClaims claims = ServiceClaims.of(snapshot.services(), java.util.Map.of(), node.ownAddresses());
+        ServiceClaims claims = ServiceClaims.of(snapshot.services(), java.util.Map.of(), node.ownAddresses(),
+                refuseAddressOverlaps);
         for (IpFamily f : IpFamily.values()) {
             ProxyState state = ProxyStateBuilder.build(snapshot, f, node.nodeName(), claims);
             states.put(f, state);

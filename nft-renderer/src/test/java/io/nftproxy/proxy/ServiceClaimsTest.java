@@ -170,6 +170,31 @@ class ServiceClaimsTest {
     }
 
     @Test
+    void refusingOverlapsSkipsTheAddressWithTheReasonAndKeepsTheRest() {
+        ClusterSnapshot snap = TestClusters.cluster()
+                .service(svc("a", "victim").clusterIP("172.30.0.1").port("", "TCP", 80).build())
+                .service(svc("a", "thief").clusterIP("172.30.0.2").port("", "TCP", 80).externalIP("172.30.0.1")
+                        .externalIP("203.0.113.7").build())
+                .service(svc("a", "lb").type("LoadBalancer").clusterIP("172.30.0.3").port("", "TCP", 443, 30443)
+                        .lbIngress("192.168.10.20").build()).snapshot();
+        Renderer.Rendering r = Renderer.upstream().refusingAddressOverlaps().render(snap, TestClusters.node());
+        List<Diagnostic> d = r.diagnostics();
+        assertEquals(2, d.size(), d.toString());
+        Diagnostic thief = d.stream().filter(x -> x.object().equals("a/thief")).findFirst().orElseThrow();
+        assertTrue(!thief.kept() && thief.field().equals("spec.externalIPs")
+                && thief.reason().endsWith("(CVE-2020-8554); skipped (--refuse-external-ip-overlaps)"), thief.toString());
+        assertTrue(thief.toString().startsWith("skipped "), thief.toString());
+        Diagnostic lb = d.stream().filter(x -> x.object().equals("a/lb")).findFirst().orElseThrow();
+        assertTrue(!lb.kept() && lb.reason().contains("this node's address"), lb.toString());
+        // The overlapping address is not programmed; the Service's other externalIP and its ClusterIP are.
+        ServicePort thiefPort = r.state(IpFamily.IPV4).servicePorts().get(new ServicePortName("a", "thief", "", Protocol.TCP));
+        assertEquals(List.of(IpAddress.parse("203.0.113.7")), thiefPort.externalIPs());
+        assertEquals(IpAddress.parse("172.30.0.2"), thiefPort.clusterIP());
+        assertEquals(List.of(), r.state(IpFamily.IPV4).servicePorts().get(new ServicePortName("a", "lb", "", Protocol.TCP))
+                .loadBalancerIPs());
+    }
+
+    @Test
     void aClusterIPChangeReportsTheServicesExposingTheOldOrNewAddress() {
         ServiceClaims claims = ServiceClaims.none();
         assertEquals(Set.of(), claims.put("a/thief", List.of(svc("a", "thief").clusterIP("172.30.0.2").externalIP("172.30.0.1").build())));

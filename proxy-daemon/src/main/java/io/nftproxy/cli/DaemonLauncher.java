@@ -37,20 +37,38 @@ final class DaemonLauncher {
         this.cmd = cmd;
     }
 
+    /** How long the start waits for the API server's first answer: a healthy one answers in milliseconds. */
+    static final Duration FIRST_CONTACT = Duration.ofSeconds(5);
+
     int run(RunConfiguration rc, PrintWriter err) {
         ProxyConfig config = rc.config();
         NodeSettings node = rc.node();
+        ApiServer api = null;
+        if (config.manifests() == null) {
+            // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
+            try {
+                api = apiServer(config);
+                ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
+                if (failure != null) {
+                    err.println("nftproxy: cannot start: API server " + api.url() + " unusable: " + failure.detail()
+                            + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
+                    return ExitCodes.API_UNUSABLE;
+                }
+            } catch (IllegalArgumentException e) {
+                err.println("nftproxy: cannot start: " + e.getMessage());
+                return ExitCodes.INPUT_UNREADABLE;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return ExitCodes.OK;
+            }
+        }
+        ApiServer checked = api;
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client;
         try {
             NftClients.Selection sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
             client = sel.client();
             LOG.info("{}", sel.reason());
-            try (LongWait w = LongWait.warnAfter(Duration.ofSeconds(5), "nft has not answered the start-up probe for 5 s ("
-                    + client.describe() + "); still waiting, up to the nft timeout; the health server starts after it",
-                    LOG::warn)) {
-                client.capabilities();
-            }
         } catch (NftException e) {
             err.println("nftproxy: nft unavailable: " + e.getMessage());
             return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
@@ -59,8 +77,21 @@ final class DaemonLauncher {
             return ExitCodes.NFT_UNAVAILABLE;
         }
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns == null ? io.nftproxy.daemon.NodeNetwork.host() : io.nftproxy.daemon.NodeNetwork.namespace(cmd.netns), config.manifests() != null,
-                cmd.nodeOptions.tableLayout()),
+                cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
                 client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
+        // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
+        try {
+            daemon.startServers();
+            daemon.probeNft();
+        } catch (NftException e) {
+            daemon.close();
+            err.println("nftproxy: nft unavailable: " + e.getMessage());
+            return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
+        } catch (Exception e) {
+            daemon.close();
+            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
+            return ExitCodes.INPUT_UNREADABLE;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
         // not the JVM's 143, so the unit ends inactive rather than failed. A stop that throws never reaches halt and
@@ -74,7 +105,7 @@ final class DaemonLauncher {
         }, "shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            daemon.start(source(config));
+            daemon.start(source(config, checked));
             LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
                             + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
@@ -102,12 +133,11 @@ final class DaemonLauncher {
         }
     }
 
-    private ProxyDaemon.SourceStarter source(ProxyConfig config) {
+    private ProxyDaemon.SourceStarter source(ProxyConfig config, ApiServer api) {
         if (config.manifests() != null) {
             return store -> new ManifestDirectorySource(config.manifests(), store, Duration.ofMillis(200));
         }
         return store -> {
-            ApiServer api = apiServer(config);
             KubernetesSource src = new KubernetesSource(api, store);
             src.start(config.hostnameOverride());
             LOG.info("watching the API server url={}", api.url());

@@ -27,5 +27,12 @@ public final class ExitCodes {
     /** {@code cleanup} refused: a daemon runs in this network namespace and would write the tables again (--force overrides). */
     public static final int DAEMON_RUNNING = 8;
 
+    /**
+     * {@code run} with the Kubernetes API as its source could not use the API server at start: unreachable, not
+     * answering, its certificate not signed by the kubeconfig's CA, or the credentials refused. Once running, the
+     * daemon rides out outages instead (the unit's Restart= covers an API server that comes up later).
+     */
+    public static final int API_UNUSABLE = 10;
+
     private ExitCodes() {}
 }

@@ -93,6 +93,13 @@ public final class NodeOptions {
                     + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
     TableLayout tableLayout;
 
+    @Option(names = "--refuse-external-ip-overlaps",
+            description = {"Skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or one of this "
+                    + "node's addresses (logged with the reason and counted in nftproxy_invalid_objects_total), instead "
+                    + "of keeping it with a warning. Such an address intercepts the other Service's or the node's "
+                    + "traffic (CVE-2020-8554); kube-proxy accepts it silently and has no such option."})
+    boolean refuseExternalIPOverlaps;
+
     @Option(names = "--verbose",
             description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
     boolean verbose;
@@ -205,7 +212,10 @@ public final class NodeOptions {
     }
 
     /** The renderer for {@code --table-layout}. */
-    public Renderer renderer() { return new Renderer(tableLayout); }
+    public Renderer renderer() {
+        Renderer r = new Renderer(tableLayout);
+        return refuseExternalIPOverlaps ? r.refusingAddressOverlaps() : r;
+    }
 
     public TableLayout tableLayout() { return tableLayout; }
 

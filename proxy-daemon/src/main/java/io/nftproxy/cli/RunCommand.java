@@ -71,7 +71,9 @@ import java.util.concurrent.Callable;
                 + "(--write-config-to) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
                 + "--write-config-to file not writable, 2 invalid flag or configuration, 3 nft unavailable, "
                 + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
-                + "the daemon retries instead), 8 --cleanup while a daemon runs here."})
+                + "the daemon retries instead), 8 --cleanup while a daemon runs here, 10 the API server unusable at start "
+                + "(unreachable, silent for 5 s, untrusted certificate, credentials refused; once running, the daemon "
+                + "retries instead)."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 

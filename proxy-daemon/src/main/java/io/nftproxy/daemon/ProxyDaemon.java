@@ -66,12 +66,27 @@ public final class ProxyDaemon implements AutoCloseable {
      * @param layout              the table layout (docs/table-layout.md)
      * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
      *                            and that must not make /healthz fail
+     * @param refuseAddressOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a
+     *                            node address, instead of keeping it with a warning
      */
     public record Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
-                          io.nftproxy.render.TableLayout layout) {}
+                          io.nftproxy.render.TableLayout layout, boolean refuseAddressOverlaps) {
+        /** Overlapping addresses kept with a warning, as kube-proxy keeps them (silently). */
+        public Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
+                       io.nftproxy.render.TableLayout layout) {
+            this(config, node, network, nodeObjectOptional, layout, false);
+        }
+
+        io.nftproxy.render.Renderer renderer() {
+            io.nftproxy.render.Renderer r = new io.nftproxy.render.Renderer(layout);
+            return refuseAddressOverlaps ? r.refusingAddressOverlaps() : r;
+        }
+    }
 
     private final Options options;
-    private final NftClient client;
+    private final WatchedNftClient client;
+    private final java.util.concurrent.ScheduledExecutorService nftWatch;
+    private boolean serversStarted;
     private final OwnProcesses own;
     private final Clock clock;
     private final ClusterStore store = new ClusterStore();
@@ -107,7 +122,13 @@ public final class ProxyDaemon implements AutoCloseable {
                        SyncRunner.Scheduler scheduler) {
         this.options = options;
         this.scheduler = scheduler;
-        this.client = client;
+        this.client = new WatchedNftClient(client, System::nanoTime);
+        // Not the sync loop's scheduler: the sync thread is the one a hanging nft holds.
+        this.nftWatch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "nft-watch");
+            t.setDaemon(true);
+            return t;
+        });
         this.own = own;
         this.notify = notify;
         this.clock = clock;
@@ -118,8 +139,9 @@ public final class ProxyDaemon implements AutoCloseable {
         ProxyConfig c = options.config();
         this.health = new ProxyHealth(clock, c.syncPeriod().multipliedBy(2), Set.of(IpFamily.values()));
         health.unhealthyWhile(tamper::unhealthyCause);
+        health.unhealthyWhile(now -> this.client.waiting());
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
-        this.proxySync = new ProxySync(client, new io.nftproxy.render.Renderer(options.layout()), c.fullSyncPeriod(),
+        this.proxySync = new ProxySync(this.client, options.renderer(), c.fullSyncPeriod(),
                 ownPorts(c));
     }
 
@@ -137,8 +159,13 @@ public final class ProxyDaemon implements AutoCloseable {
 
     public ProxyMetrics metrics() { return metrics; }
 
-    /** Starts servers, the monitor, the sync loop and then the source; returns at once. */
-    public void start(SourceStarter source) throws Exception {
+    /**
+     * Takes the namespace's lock and starts the healthz and metrics servers and the watch on nft calls, before any
+     * call to nft: an nft that hangs is then logged within seconds and named by /healthz (issue 10).
+     */
+    public void startServers() throws Exception {
+        if (serversStarted) return;
+        serversStarted = true;
         ProxyConfig c = options.config();
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
         closeables.add(options.network()); // closed last: everything after it may still call into the network
@@ -149,6 +176,22 @@ public final class ProxyDaemon implements AutoCloseable {
         if (c.metricsBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), this::metricsRoute));
         }
+        nftWatch.scheduleWithFixedDelay(() -> {
+            String overdue = client.overdue();
+            if (overdue != null) LOG.warn("{}; /healthz says 503 with this cause until it answers", overdue);
+        }, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** What this host's nft accepts: the first nft call, made after {@link #startServers()}. */
+    public io.nftproxy.nft.Capabilities probeNft() throws Exception {
+        startServers();
+        return client.capabilities();
+    }
+
+    /** Starts servers (unless {@link #startServers()} did), the monitor, the sync loop and then the source; returns at once. */
+    public void start(SourceStarter source) throws Exception {
+        startServers();
+        ProxyConfig c = options.config();
         runner = new SyncRunner(new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
                 Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce, scheduler);
         NodeNetwork network = options.network();
@@ -159,10 +202,9 @@ public final class ProxyDaemon implements AutoCloseable {
                     repairForeignChange(change);
                     return;
                 }
-                // Lost notifications (a big sync of our own can overrun the monitor's socket) say nothing about
-                // who changed what: say that, rather than blame someone else.
-                LOG.warn("nftables monitor lost track of changes to our tables ({}); cannot tell whose they were: full resync now",
-                        change.detail());
+                // Lost notifications say nothing about who changed what: say that, rather than blame someone else,
+                // and leave the foreign-writer back-off alone.
+                LOG.warn("{}", lostTrack(change));
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
                 proxySync.requestReadBack();
                 runner.requestSync();
@@ -188,6 +230,16 @@ public final class ProxyDaemon implements AutoCloseable {
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
+    }
+
+    /** The log line for a change the monitor could not attribute: an overflow, typically during our own big sync. */
+    static String lostTrack(TableChange change) {
+        if (change.origin() == TableChange.Origin.OVERFLOW) {
+            return "nftables monitor overflowed, resyncing by read-back (its socket dropped notifications, as a big sync "
+                    + "of our own can make it; nobody else is blamed): " + change.detail();
+        }
+        return "nftables monitor lost track of changes to our tables (" + change.detail()
+                + "); cannot tell whose they were: resyncing by read-back";
     }
 
     /** Repairs another process's change now, or later when it keeps changing the table (see TamperBackoff). */
@@ -445,6 +497,7 @@ public final class ProxyDaemon implements AutoCloseable {
             }
         }
         healthCheckNodePorts.close();
+        nftWatch.shutdownNow();
         try {
             client.close();
         } catch (Exception e) {

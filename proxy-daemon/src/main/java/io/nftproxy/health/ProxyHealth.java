@@ -24,7 +24,7 @@ public final class ProxyHealth {
     private final Map<IpFamily, Instant> oldestPending = new EnumMap<>(IpFamily.class);
     private final Set<IpFamily> families;
     private Boolean nodeEligible;
-    private java.util.function.Function<Instant, String> unhealthyCause = now -> null;
+    private final java.util.List<java.util.function.Function<Instant, String>> unhealthyCauses = new java.util.ArrayList<>();
 
     public ProxyHealth(Clock clock, Duration timeout, Set<IpFamily> families) {
         this.clock = clock;
@@ -51,10 +51,11 @@ public final class ProxyHealth {
 
     /**
      * An extra condition, derived at each response: while {@code cause} gives a text for the current time the
-     * proxy is unhealthy and says why (another process rewriting our tables, say).
+     * proxy is unhealthy and says why (another process rewriting our tables, an nft that does not answer). Several
+     * conditions add up; the response names each that holds.
      */
     public synchronized void unhealthyWhile(java.util.function.Function<Instant, String> cause) {
-        this.unhealthyCause = java.util.Objects.requireNonNull(cause);
+        unhealthyCauses.add(java.util.Objects.requireNonNull(cause));
     }
 
     /** Health of one family. */
@@ -83,7 +84,12 @@ public final class ProxyHealth {
             all &= ok;
             if (last != null && (newest == null || last.isAfter(newest))) newest = last;
         }
-        String cause = unhealthyCause.apply(now);
+        java.util.StringJoiner causes = new java.util.StringJoiner("; ");
+        for (var c : unhealthyCauses) {
+            String text = c.apply(now);
+            if (text != null) causes.add(text);
+        }
+        String cause = causes.length() == 0 ? null : causes.toString();
         return new Status(now, newest, all && cause == null, per, nodeEligible, cause);
     }
 }

@@ -42,12 +42,16 @@ public final class HttpServer implements AutoCloseable {
         return start(name, address, routes, ConnectionLimit.DEFAULT_MAX);
     }
 
-    /** As {@link #start(String, InetSocketAddress, Function)}, with at most {@code maxConnections} open at once. */
+    /**
+     * As {@link #start(String, InetSocketAddress, Function)}, with at most {@code maxConnections} open at once (and
+     * the process's {@link DescriptorBudget} over all servers).
+     */
     public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes,
                                    int maxConnections) throws InterruptedException, BindException {
         try {
             Channel ch = new ServerBootstrap().group(GROUP).channel(serverChannel())
-                    .childHandler(new HttpServerInitializer(routes, new ConnectionLimit(maxConnections)))
+                    .childHandler(new HttpServerInitializer(routes,
+                            new ConnectionLimit(name, maxConnections, DescriptorBudget.process())))
                     .bind(address).sync().channel();
             return new HttpServer(ch);
         } catch (InterruptedException e) {

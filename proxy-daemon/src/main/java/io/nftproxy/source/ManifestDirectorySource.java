@@ -55,7 +55,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private final WatchService watcher;
     private final Thread thread;
     private volatile boolean running = true;
-    private Set<String> lastProblems = Set.of();
+    private volatile Set<String> lastProblems = Set.of();
     /** The last read of each file that could be used, by path. */
     private final Map<Path, ManifestLoader.FileLoad> lastGood = new HashMap<>();
     /** Size and modification time of each file at the last read; a rescan re-reads only when it differs. */
@@ -83,6 +83,9 @@ public final class ManifestDirectorySource implements AutoCloseable {
         thread.start();
     }
 
+    /** The problems of the last read, each logged once when it first appeared (duplicates, malformed files, ...). */
+    public Set<String> problems() { return lastProblems; }
+
     /** Reads the directory and records it; files that cannot be used now keep their last good objects. */
     private void reload() throws IOException {
         List<LoadProblem> problems = new ArrayList<>();
@@ -108,7 +111,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
         r.problems().forEach(p -> seen.add(p.toString()));
         // Only new problems are logged: a bad file stays bad across reloads and must not flood the log.
         for (String p : seen) if (!lastProblems.contains(p)) LOG.warn("manifest problem {}", p);
-        lastProblems = seen;
+        lastProblems = Set.copyOf(seen);
         lastFingerprint = fingerprint;
         if (lastFailure != null) LOG.info("manifest directory readable again dir={}", dir);
         lastFailure = null;

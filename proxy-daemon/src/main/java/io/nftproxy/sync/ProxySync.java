@@ -130,6 +130,7 @@ public final class ProxySync {
     private final Set<String> logged = new HashSet<>();
     /** The daemon's own listening TCP ports, never given to a Service as a node port. */
     private final Map<Integer, String> reservedPorts;
+    private final boolean refuseAddressOverlaps;
     /** Who holds each node port, of every Service as of the last sync. */
     private ServiceClaims claims = ServiceClaims.none();
     private long generation;
@@ -143,6 +144,7 @@ public final class ProxySync {
     /** @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports */
     public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval, Map<Integer, String> reservedPorts) {
         this.reservedPorts = Map.copyOf(reservedPorts);
+        this.refuseAddressOverlaps = renderer.refusesAddressOverlaps();
         planner = new SyncPlanner(readBackInterval);
         for (IpFamily f : IpFamily.values()) {
             kernel.put(f, new KernelTable(f, client));
@@ -235,7 +237,7 @@ public final class ProxySync {
         String nodeName = node.nodeName();
         services.clear();
         diagnosticsByService.clear();
-        claims = new ServiceClaims(reservedPorts, node.ownAddresses());
+        claims = new ServiceClaims(reservedPorts, node.ownAddresses(), refuseAddressOverlaps);
         Set<String> keys = cluster.serviceKeys();
         for (String key : keys) claims.put(key, cluster.services(key));
         for (String key : keys) put(key, build(cluster, key, nodeName));

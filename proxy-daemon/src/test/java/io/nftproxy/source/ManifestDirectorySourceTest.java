@@ -108,6 +108,21 @@ class ManifestDirectorySourceTest {
     }
 
     @Test
+    void aDuplicateServiceInTwoFilesIsReportedAsRenderReportsIt(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), service("web", "172.30.0.1"));
+        Files.writeString(dir.resolve("b.yaml"), service("web", "172.30.0.2"));
+        ClusterStore store = new ClusterStore();
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+            assertEquals(List.of("web=172.30.0.1"), clusterIPs(store), "the first file's object is kept");
+            String problem = String.join("\n", src.problems());
+            assertTrue(problem.contains("b.yaml") && problem.contains("a.yaml") && problem.contains("demo/web"), problem);
+            // Gone with the duplicate.
+            Files.delete(dir.resolve("b.yaml"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> src.problems().isEmpty());
+        }
+    }
+
+    @Test
     void aFileRewrittenInPlaceIsNeverSeenEmpty(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();

@@ -270,6 +270,25 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aFifteenMegabyteManifestParsesInUnderFiveSeconds() throws IOException {
+        // Issue 10's "done when": the attack's 15 MB double-quoted string (about 4 min before), under the 16 MiB cap.
+        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: big\n  annotations:\n    note: \"";
+        String tail = "\"\nspec: {clusterIP: 10.96.0.4}\n";
+        int n = 15_000_000 - head.length() - tail.length();
+        write("big.yaml", head + "y".repeat(n) + tail);
+        assertEquals(15_000_000, java.nio.file.Files.size(dir.resolve("big.yaml")));
+
+        long t0 = System.nanoTime();
+        LoadResult r = loader.load(dir);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+
+        System.out.printf("15 MB manifest (one double-quoted scalar): %d ms%n", ms);
+        assertEquals(List.of(), r.problems());
+        assertEquals(n, r.snapshot().services().get(0).meta().annotations().get("note").length());
+        assertTrue(ms < 5000, "15 MB took " + ms + " ms");
+    }
+
+    @Test
     void parserMessagesDoNotEchoTheOffendingToken() throws IOException {
         write("secret.json", "{\"kind\": \"Secret\", \"data\": {\"password\": hunter2secret}}");
 

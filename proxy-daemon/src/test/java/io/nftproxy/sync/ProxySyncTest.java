@@ -134,4 +134,30 @@ class ProxySyncTest {
         sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(2));
         assertTrue(nodePortLines(fake, "tcp . 30050").contains("a/young"), "the port goes back once it is free");
     }
+
+    @Test
+    void refusedOverlapsFollowAPartialSyncThatMakesAnAddressSomeoneElsesClusterIP() {
+        FakeNftClient fake = new FakeNftClient();
+        ProxySync sync = new ProxySync(fake, Renderer.upstream().refusingAddressOverlaps(), Duration.ofHours(1), Map.of());
+        ClusterStore store = new ClusterStore();
+        store.servicesListed();
+        store.endpointSlicesListed();
+        store.upsertService(svc("a", "thief").clusterIP("172.30.0.2").port("", "TCP", 80).externalIP("172.30.0.1").build());
+        sync.sync(store, store.drainChanges(), TestClusters.node(), T0);
+        assertTrue(serviceIpLines(fake, "172.30.0.1 . tcp . 80").contains("a/thief"), () -> Transaction.creating(fake.dump(IpFamily.IPV4)).script(Capabilities.baseline()));
+
+        store.upsertService(svc("a", "victim").clusterIP("172.30.0.1").port("", "TCP", 80).build());
+        ProxySync.Result second = sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(1));
+        assertFalse(second.everything(), "a partial sync");
+        String lines = serviceIpLines(fake, "172.30.0.1 . tcp . 80");
+        assertTrue(lines.contains("a/victim") && !lines.contains("a/thief"), "the victim's address is its own again: " + lines);
+        assertTrue(second.logged().stream().anyMatch(d -> !d.kept() && d.object().equals("a/thief")
+                && d.reason().contains("ClusterIP of Service a/victim") && d.reason().contains("skipped")), second.logged()::toString);
+    }
+
+    /** The map elements keyed by {@code key}: service-ips, or no-endpoint-services for a Service without endpoints. */
+    private static String serviceIpLines(FakeNftClient fake, String key) {
+        String script = Transaction.creating(fake.dump(IpFamily.IPV4)).script(Capabilities.baseline());
+        return String.join("\n", script.lines().filter(l -> l.startsWith("add element") && l.contains(key)).toList());
+    }
 }

@@ -27,8 +27,9 @@ import java.util.function.IntPredicate;
  *
  * <p>Two daemon threads: a reader that only reads and decodes (it never waits for the listener), and a listener
  * thread that delivers. When the kernel drops notifications because the socket's queue overflowed
- * ({@code ENOBUFS}), or the listener falls behind, an {@link TableChange.Origin#UNKNOWN} change is delivered:
- * whatever happened in the gap, a full resync covers it.
+ * ({@code ENOBUFS}), an {@link TableChange.Origin#OVERFLOW} change is delivered; when the listener falls behind or
+ * a datagram cannot be read, an {@link TableChange.Origin#UNKNOWN} one: whatever happened in the gap, a full
+ * resync covers it.
  *
  * <p>Every notification in the namespace passes through the reader, our own commits included, so a large own
  * commit (a cold start) can overrun the queue and cause one unnecessary resync; a bigger
@@ -102,6 +103,12 @@ public final class NftablesMonitor implements AutoCloseable {
             return this;
         }
 
+        /** Any receive buffer, the kernel's minimum included: a test's way to overflow with a small commit. */
+        Builder receiveBufferBytesForTest(int bytes) {
+            this.receiveBuffer = bytes;
+            return this;
+        }
+
         /** The table name to watch in families ip and ip6; default {@code kube-proxy}. For tests. */
         Builder table(String name) { this.table = name; return this; }
 
@@ -164,7 +171,8 @@ public final class NftablesMonitor implements AutoCloseable {
                 } catch (NetlinkException e) {
                     if (!e.isOverrun()) throw e;
                     overruns.incrementAndGet();
-                    lost("notifications dropped: netlink socket overrun (ENOBUFS)");
+                    assembler.reset();
+                    enqueue(TableChange.overflow("notifications dropped: netlink socket overrun (ENOBUFS)", System.nanoTime()));
                     continue;
                 }
                 if (n < 0) continue;

@@ -102,6 +102,43 @@ public final class ApiServer {
         return http.send(b.build(), StreamBody.handler(idle));
     }
 
+    /**
+     * One GET of {@code /version}, bounded by {@code limit} as a whole (connect, TLS, response): the daemon's start
+     * asks it so that a wrong URL or CA is one clear line within seconds instead of a retrying daemon. Null when the
+     * server answered (any status but 401, which means the kubeconfig's credentials are refused), else why not.
+     */
+    public Failure firstContact(Duration limit) throws InterruptedException {
+        java.util.concurrent.CompletableFuture<Failure> f = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            HttpResponse<InputStream> r = null;
+            try {
+                r = get("version", limit, limit);
+                return r.statusCode() == 401 ? new Failure("unauthorized", "HTTP 401: the kubeconfig's credentials are refused") : null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new Failure("interrupted", "interrupted");
+            } catch (IOException | RuntimeException e) {
+                return failure(e);
+            } finally {
+                if (r != null) {
+                    try {
+                        r.body().close();
+                    } catch (IOException ignored) {
+                        // the answer is all we wanted
+                    }
+                }
+            }
+        });
+        try {
+            return f.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            f.cancel(true);
+            return new Failure("silent", "no answer within " + limit.toSeconds() + " s (a firewall dropping packets, or "
+                    + "a host that is down)");
+        } catch (java.util.concurrent.ExecutionException e) {
+            return failure(e.getCause());
+        }
+    }
+
     private String authorization() {
         Config c = config;
         String token = c.getOauthTokenProvider() != null ? c.getOauthTokenProvider().getToken() : null;
@@ -167,7 +204,10 @@ public final class ApiServer {
         if (untrusted) return "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")";
         if (tls) return "TLS handshake failed (" + msg + ")";
         if (t instanceof ConnectException || e instanceof ConnectException || t instanceof java.net.SocketException
-                || (t instanceof IOException && msg.contains("Connection reset"))) return "connection refused or unreachable (" + msg + ")";
+                || (t instanceof IOException && msg.contains("Connection reset"))) {
+            // The JDK's refused connect ends in a bare ClosedChannelException: its name says nothing more.
+            return "connection refused or unreachable" + (t.getMessage() == null ? "" : " (" + msg + ")");
+        }
         if (t instanceof UnknownHostException) return "host name not resolvable (" + msg + ")";
         if (t instanceof HttpConnectTimeoutException) return "connect timed out";
         if (t instanceof HttpTimeoutException) return "no response in time";
