@@ -1,5 +1,8 @@
 package io.nftproxy.it.release;
 
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -93,9 +96,14 @@ class ReleaseTarballTest {
         assertEquals(0, v.exit(), v.toString());
         assertTrue(v.stdout().startsWith("nftproxy "), v.stdout());
         // The shipped template is a configuration the daemon accepts as it is.
-        ReleaseTarball.Run check = ReleaseTarball.run(List.of(root.resolve("usr/local/bin/nftproxy").toString(),
-                "run", "--config", root.resolve("etc/nftproxy/config.yaml").toString(), "--init-only"), env, tmp, 60);
-        assertEquals(0, check.exit(), check.toString());
+        // --init-only writes conntrack sysctls and removes iptables leftovers: only ever in a namespace of this test's.
+        KernelTests.assumeAvailable();
+        try (KernelNamespace ns = KernelNamespace.create("reltpl")) {
+            ReleaseTarball.Run check = ReleaseTarball.run(List.of(KernelNamespace.executable("ip").orElseThrow(), "netns", "exec",
+                    ns.name(), root.resolve("usr/local/bin/nftproxy").toString(),
+                    "run", "--config", root.resolve("etc/nftproxy/config.yaml").toString(), "--init-only"), env, tmp, 60);
+            assertEquals(0, check.exit(), check.toString());
+        }
 
         // A changed configuration survives a reinstall and an uninstall; everything else goes.
         Files.writeString(root.resolve("etc/nftproxy/config.yaml"), "\n# edited\n", java.nio.file.StandardOpenOption.APPEND);

@@ -176,6 +176,8 @@ class SystemdUnitNspawnTest {
     @Order(3)
     void theWatchdogRestartsAWedgedDaemon() throws Exception {
         String wedged = machine.property(UNIT, "MainPID");
+        // "kill -STOP 0" would stop the caller's whole process group (this JVM among it): a real PID or nothing.
+        assertTrue(wedged.matches("[1-9][0-9]*") && !wedged.equals("1"), "no main process to wedge: MainPID=" + wedged);
         int restarts = Integer.parseInt(machine.property(UNIT, "NRestarts"));
         machine.ok("kill", "-STOP", wedged);
         long t0 = System.nanoTime();
