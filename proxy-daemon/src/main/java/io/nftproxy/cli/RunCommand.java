@@ -1,20 +1,16 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.daemon.NodeNetwork;
+
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.conntrack.CleanupReport;
-import io.nftproxy.conntrack.ConntrackCleaner;
-import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.netlink.rt.AddressDump;
-import io.nftproxy.netlink.rt.InterfaceAddress;
-import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.node.ConntrackSysctls;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.sync.ProxySync;
 import io.nftproxy.sync.SyncResult;
 import org.slf4j.Logger;
@@ -276,8 +272,13 @@ public final class RunCommand implements Callable<Integer> {
             return ExitCodes.INPUT_UNREADABLE;
         }
         nodeOptions.report(setup, err);
-        NodeContext node = withInterfaceAddresses(setup.node(), err);
+        try (NodeNetwork network = netns == null ? NodeNetwork.host() : NodeNetwork.namespace(netns)) {
+            return once(c, setup, network, out, err);
+        }
+    }
 
+    private int once(ProxyConfig c, NodeOptions.NodeSetup setup, NodeNetwork network, PrintWriter out, PrintWriter err) {
+        NodeContext node = withInterfaceAddresses(setup.node(), network, err);
         NftClients.Selection selection = openOrExplain(clients, nftMode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         try (NftClient client = selection.client()) {
@@ -305,7 +306,7 @@ public final class RunCommand implements Callable<Integer> {
                     if (exit == ExitCodes.OK) exit = ExitCodes.SYNC_FAILED;
                 }
             }
-            if (exit == ExitCodes.OK) cleanConntrack(result, out, err);
+            if (exit == ExitCodes.OK) cleanConntrack(result, network, out, err);
             return exit;
         }
     }
@@ -315,12 +316,9 @@ public final class RunCommand implements Callable<Integer> {
      * port reaches a live endpoint with its next packet. Only after a successful sync (kubernetes#105657). A failure
      * is a warning: the tables are applied, which is what the exit code reports.
      */
-    private void cleanConntrack(ProxySync.Result result, PrintWriter out, PrintWriter err) {
-        ProxyState v4 = result.state(IpFamily.IPV4);
-        ProxyState v6 = result.state(IpFamily.IPV6);
+    private static void cleanConntrack(ProxySync.Result result, NodeNetwork network, PrintWriter out, PrintWriter err) {
         try {
-            ConntrackCleaner cleaner = new ConntrackCleaner();
-            CleanupReport report = netns == null ? cleaner.clean(v4, v6) : NetnsThread.callIn(netns, () -> cleaner.clean(v4, v6));
+            CleanupReport report = network.cleanConntrack(result.state(IpFamily.IPV4), result.state(IpFamily.IPV6));
             if (report.stale() > 0 || report.errors() > 0) {
                 out.println("conntrack: deleted " + report.deleted() + " of " + report.stale() + " stale UDP entries"
                         + (report.errors() > 0 ? ", " + report.errors() + " errors" : ""));
@@ -351,11 +349,9 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** {@code nodeport-ips} holds the node's interface addresses; --node-ip is the fallback when they cannot be read. */
-    private NodeContext withInterfaceAddresses(NodeContext node, PrintWriter err) {
+    private static NodeContext withInterfaceAddresses(NodeContext node, NodeNetwork network, PrintWriter err) {
         try {
-            List<InterfaceAddress> addrs = netns == null ? AddressDump.dump() : NetnsThread.callIn(netns, AddressDump::dump);
-            List<IpAddress> local = addrs.stream().map(InterfaceAddress::address).distinct().toList();
-            return node.withLocalAddresses(local);
+            return node.withLocalAddresses(network.interfaceAddresses());
         } catch (Exception e) {
             err.println("warning: cannot list the node's interface addresses (" + e.getMessage() + "); using --node-ip for nodeport-ips");
             return node;

@@ -3,14 +3,9 @@ package io.nftproxy.daemon;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.config.ProxyConfig;
-import io.nftproxy.conntrack.CleanupReport;
-import io.nftproxy.conntrack.StaleFlowFilter;
 import io.nftproxy.health.HealthCheckNodePorts;
-import io.nftproxy.health.HealthResponses;
 import io.nftproxy.health.ProxyHealth;
-import io.nftproxy.health.ServiceHealth;
 import io.nftproxy.http.HttpServer;
-import io.nftproxy.http.Response;
 import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChange;
@@ -19,11 +14,9 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.sync.ProxySync;
 import io.nftproxy.source.ServiceChanges;
-import io.nftproxy.sync.ServiceDelta;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.SyncRunner;
 import io.nftproxy.systemd.SdNotify;
@@ -32,7 +25,6 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
@@ -96,17 +88,12 @@ public final class ProxyDaemon implements AutoCloseable {
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
     private final TamperBackoff tamper = new TamperBackoff();
-    private final Map<IpFamily, StaleFlowFilter> lastUdp = new EnumMap<>(IpFamily.class);
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
-    /** Health-check services by {@code ns/name}, kept up to date service by service; sync thread only. */
-    private final Map<String, ServiceHealth> healthChecks = new java.util.TreeMap<>();
-    /** The last follow-up (health checks, conntrack) did not finish: the next one starts from the whole state. */
-    private boolean followUpPending = true;
-    /** A conntrack cleanup is due or failed; the next sync looks at the whole filters. */
-    private boolean conntrackPending = true;
+    private final SyncFollowUps followUps;
+    private final DaemonRoutes routes;
     private SyncRunner runner;
     private List<String> lastWaitingFor = List.of();
     private List<io.nftproxy.proxy.Diagnostic> lastNodeDiagnostics = List.of();
@@ -141,6 +128,8 @@ public final class ProxyDaemon implements AutoCloseable {
         health.unhealthyWhile(tamper::unhealthyCause);
         health.unhealthyWhile(now -> this.client.waiting());
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
+        this.followUps = new SyncFollowUps(options.network(), healthCheckNodePorts, metrics);
+        this.routes = new DaemonRoutes(health, metrics, c);
         this.proxySync = new ProxySync(this.client, options.renderer(), c.fullSyncPeriod(),
                 ownPorts(c));
     }
@@ -171,10 +160,10 @@ public final class ProxyDaemon implements AutoCloseable {
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(options.network().lock());
         if (c.healthzBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), this::healthRoute));
+            closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), routes::health));
         }
         if (c.metricsBindAddress().getPort() != 0) {
-            closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), this::metricsRoute));
+            closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), routes::metrics));
         }
         nftWatch.scheduleWithFixedDelay(() -> {
             String overdue = client.overdue();
@@ -343,96 +332,12 @@ public final class ProxyDaemon implements AutoCloseable {
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
-        afterSuccessfulSync(result, node);
+        followUps.after(result, node.node());
         // Flushed chains are deleted by the first sync after their grace; without a follow-up, an idle proxy would
         // keep a deleted service's empty chain until the periodic run (upstream keeps it until any later sync).
         return proxySync.nextDeadline()
                 .map(at -> SyncRunner.Outcome.again(Duration.between(clock.instant(), at).plusMillis(50)))
                 .orElse(SyncRunner.Outcome.DONE);
-    }
-
-    private void afterSuccessfulSync(ProxySync.Result result, NodeSettings.Resolved node) {
-        // Until this finishes, the next sync's deltas alone would not bring health checks and conntrack up to date.
-        boolean whole = result.everything() || followUpPending;
-        followUpPending = true;
-        if (whole) {
-            healthChecks.clear();
-            healthChecks.putAll(ServiceHealth.of(List.of(result.state(IpFamily.IPV4), result.state(IpFamily.IPV6))));
-        } else {
-            for (ServiceDelta d : result.deltas()) {
-                healthChecks.remove(d.service());
-                healthChecks.putAll(ServiceHealth.of(d.after().values()));
-            }
-        }
-        List<InetAddress> listen = new ArrayList<>();
-        for (var p : node.node().nodePortAddresses()) {
-            if (p.isMatchAll()) {
-                listen = List.of(anyAddress());
-                break;
-            }
-        }
-        if (listen.isEmpty()) {
-            for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV4)) listen.add(inet(ip));
-            for (IpAddress ip : node.node().nodePortIPs(IpFamily.IPV6)) listen.add(inet(ip));
-        }
-        List<InetAddress> addresses = listen;
-        boolean serversDone = true;
-        try {
-            // The servers' sockets must belong to the node's network: created on a thread that is in it.
-            options.network().call(() -> {
-                healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses);
-                return null;
-            });
-        } catch (Exception e) {
-            LOG.warn("health-check NodePort servers not updated error={}; retried after the next sync", e.toString());
-            serversDone = false;
-        }
-        cleanConntrack(result, whole);
-        followUpPending = !serversDone;
-    }
-
-    /** Whether a partial sync changed what some Service contributes to the UDP stale-flow filters. */
-    private static boolean udpChanged(List<ServiceDelta> deltas) {
-        for (ServiceDelta d : deltas) {
-            for (IpFamily f : IpFamily.values()) {
-                if (StaleFlowFilter.of(d.after(f)).changedSince(StaleFlowFilter.of(d.before(f)))) return true;
-            }
-        }
-        return false;
-    }
-
-    /** Stale UDP flows go right after the sync that made them stale, so clients move within a second. */
-    private void cleanConntrack(ProxySync.Result result, boolean whole) {
-        // The filters are the union of every Service's part: if no changed Service's part changed, neither did they,
-        // and the whole state need not be gathered to find that out.
-        if (!whole && !conntrackPending && !udpChanged(result.deltas())) return;
-        conntrackPending = true;
-        boolean due = false;
-        Map<IpFamily, StaleFlowFilter> now = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) {
-            StaleFlowFilter filter = StaleFlowFilter.of(result.state(f));
-            now.put(f, filter);
-            due |= filter.changedSince(lastUdp.get(f));
-        }
-        if (!due) {
-            conntrackPending = false;
-            return;
-        }
-        try {
-            ProxyState v4 = result.state(IpFamily.IPV4);
-            ProxyState v6 = result.state(IpFamily.IPV6);
-            CleanupReport report = options.network().cleanConntrack(v4, v6);
-            for (CleanupReport.Family fr : report.families()) metrics.conntrackReconciled(fr.family(), fr.duration(), fr.deleted());
-            lastUdp.clear();
-            lastUdp.putAll(now);
-            conntrackPending = false;
-            if (report.deleted() > 0 || report.errors() > 0) {
-                LOG.info("conntrack cleanup listed={} stale={} deleted={} errors={} took={}ms", report.listed(),
-                        report.stale(), report.deleted(), report.errors(), report.duration().toMillis());
-            }
-        } catch (Exception e) {
-            LOG.warn("conntrack cleanup failed error={}; retried after the next sync", e.toString());
-        }
     }
 
     private List<IpAddress> interfaceAddresses() {
@@ -441,47 +346,6 @@ public final class ProxyDaemon implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("cannot list interface addresses error={}; using the node IPs for nodeport-ips", e.toString());
             return null;
-        }
-    }
-
-    private Response healthRoute(String path) {
-        ProxyHealth.Status s = health.status();
-        return switch (path) {
-            case "/healthz" -> counted(HealthResponses.healthz(s), true);
-            case "/livez" -> counted(HealthResponses.livez(s), false);
-            default -> null;
-        };
-    }
-
-    private Response counted(Response r, boolean healthz) {
-        if (healthz) metrics.healthz(r.status());
-        else metrics.livez(r.status());
-        return r;
-    }
-
-    private Response metricsRoute(String path) {
-        return switch (path) {
-            case "/metrics" -> metrics.scrape();
-            case "/proxyMode" -> Response.text(200, "nftables");
-            case "/configz" -> Response.json(200, io.nftproxy.config.ConfigDocument.configz(options.config()));
-            case "/healthz" -> Response.text(200, "ok");
-            default -> null;
-        };
-    }
-
-    private static InetAddress inet(IpAddress ip) {
-        try {
-            return InetAddress.getByAddress(ip.bytes());
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static InetAddress anyAddress() {
-        try {
-            return InetAddress.getByAddress(new byte[16]);
-        } catch (java.net.UnknownHostException e) {
-            throw new IllegalStateException(e);
         }
     }
 
