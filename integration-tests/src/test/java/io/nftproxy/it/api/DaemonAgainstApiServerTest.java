@@ -46,9 +46,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -115,7 +112,7 @@ class DaemonAgainstApiServerTest {
         NetnsThread client = routedHost("c", "10.240.1");
 
         long t0 = System.nanoTime();
-        Service web = admin.services().inNamespace(ns).resource(service(ns, "web", 80, 8080)).create();
+        Service web = admin.services().inNamespace(ns).resource(ApiServices.clusterIP(ns, "web", 80, 8080)).create();
         admin.discovery().v1().endpointSlices().inNamespace(ns).resource(slice(ns, "web", "web-1", 8080, List.of(a.ip))).create();
         String cip = web.getSpec().getClusterIP();
         awaitKernel("web created", Duration.ofSeconds(10), () -> endpoints(ns, "web").equals(Set.of(a.ip + "/8080")));
@@ -243,24 +240,12 @@ class DaemonAgainstApiServerTest {
         startDaemon();
         String ns = namespace();
         int services = 1_000;
-        ExecutorService pool = Executors.newFixedThreadPool(16);
         long t0 = System.nanoTime();
-        try {
-            List<Future<?>> creates = new ArrayList<>();
-            for (int i = 0; i < services; i++) {
-                int n = i;
-                creates.add(pool.submit(() -> {
-                    List<String> ips = new ArrayList<>();
-                    for (int e = 0; e < 10; e++) ips.add("10.251." + (n / 25) + "." + ((n % 25) * 10 + e + 1));
-                    admin.services().inNamespace(ns).resource(service(ns, "s" + n, 80, 8080)).create();
-                    admin.discovery().v1().endpointSlices().inNamespace(ns).resource(slice(ns, "s" + n, "s" + n + "-1", 8080, ips)).create();
-                    return null;
-                }));
-            }
-            for (Future<?> f : creates) f.get();
-        } finally {
-            pool.shutdownNow();
-        }
+        ApiServices.create(admin, ns, services, n -> {
+            List<String> ips = new ArrayList<>();
+            for (int e = 0; e < 10; e++) ips.add("10.251." + (n / 25) + "." + ((n % 25) * 10 + e + 1));
+            return ips;
+        });
         long created = System.nanoTime();
         awaitKernel("1000 services", Duration.ofSeconds(120), () -> {
             Map<String, Set<String>> mine = dnatTargets().entrySet().stream().filter(e -> e.getKey().startsWith(ns + "/"))
@@ -362,15 +347,8 @@ class DaemonAgainstApiServerTest {
     }
 
     private static void createWithEndpoints(String ns, String name, String ip) {
-        admin.services().inNamespace(ns).resource(service(ns, name, 80, 8080)).create();
+        admin.services().inNamespace(ns).resource(ApiServices.clusterIP(ns, name, 80, 8080)).create();
         admin.discovery().v1().endpointSlices().inNamespace(ns).resource(slice(ns, name, name + "-1", 8080, List.of(ip))).create();
-    }
-
-    private static Service service(String ns, String name, int port, int targetPort) {
-        return new ServiceBuilder().withNewMetadata().withNamespace(ns).withName(name).endMetadata()
-                .withNewSpec().withType("ClusterIP")
-                .addNewPort().withName("http").withProtocol("TCP").withPort(port).withNewTargetPort(targetPort).endPort()
-                .endSpec().build();
     }
 
     /** A slice written by hand, as a controller other than the EndpointSlice controller would (managed-by set). */

@@ -2,7 +2,6 @@ package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
@@ -17,9 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,27 +46,8 @@ class LiveClusterToolsTest {
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
         admin.nodes().withName(NODE).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
                 .withType("InternalIP").withAddress("192.0.2.10").endAddress().endStatus().build());
-        long t0 = System.nanoTime();
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> creates = new ArrayList<>();
-            for (int i = 0; i < SERVICES; i++) {
-                int n = i;
-                creates.add(pool.submit(() -> {
-                    admin.services().inNamespace(NS).resource(new ServiceBuilder().withNewMetadata().withNamespace(NS)
-                            .withName("s" + n).endMetadata().withNewSpec().withType("ClusterIP")
-                            .addNewPort().withName("http").withProtocol("TCP").withPort(80).withNewTargetPort(8080).endPort()
-                            .endSpec().build()).create();
-                    admin.discovery().v1().endpointSlices().inNamespace(NS)
-                            .resource(DaemonAgainstApiServerTest.slice(NS, "s" + n, "s" + n + "-1", 8080, endpoints(n))).create();
-                    return null;
-                }));
-            }
-            for (Future<?> f : creates) f.get();
-        } finally {
-            pool.shutdownNow();
-        }
-        System.out.printf("live tools: %d services x 10 endpoints created in %d ms%n", SERVICES, (System.nanoTime() - t0) / 1_000_000);
+        long ms = ApiServices.create(admin, NS, SERVICES, LiveClusterToolsTest::endpoints);
+        System.out.printf("live tools: %d services x 10 endpoints created in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll

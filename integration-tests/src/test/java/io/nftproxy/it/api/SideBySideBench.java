@@ -2,7 +2,6 @@ package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.netlink.KernelNamespace;
@@ -25,9 +24,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -146,7 +142,7 @@ class SideBySideBench {
                 lat.sort(null);
 
                 long a0 = System.nanoTime();
-                String cip = admin.services().inNamespace(NS).resource(service("added-" + name)).create().getSpec().getClusterIP();
+                String cip = admin.services().inNamespace(NS).resource(ApiServices.clusterIP(NS, "added-" + name, 80, 8080)).create().getSpec().getClusterIP();
                 admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "added-" + name,
                         "added-" + name + "-1", 8080, List.of("10.254.0.1", "10.254.0.2"))).create();
                 long addMs = -1;
@@ -281,36 +277,14 @@ class SideBySideBench {
 
     private static String endpoint(int k, int which) { return "10.252." + (k / 100) + "." + (k % 100 * 2 + which); }
 
-    private static io.fabric8.kubernetes.api.model.Service service(String name) {
-        return new ServiceBuilder().withNewMetadata().withNamespace(NS).withName(name).endMetadata().withNewSpec()
-                .withType("ClusterIP").addNewPort().withName("http").withProtocol("TCP").withPort(80).withNewTargetPort(8080)
-                .endPort().endSpec().build();
-    }
-
     private static void populate(KubernetesClient admin, int n) throws Exception {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
         // A node address, as a kubelet reports it: without one kube-proxy waits for it before its first sync.
         admin.nodes().withName(NODE).editStatus(node -> new NodeBuilder(node).editOrNewStatus().addNewAddress().withType("InternalIP")
                 .withAddress("192.0.2.10").endAddress().endStatus().build());
-        long t0 = System.nanoTime();
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> creates = new ArrayList<>();
-            for (int i = 0; i < n; i++) {
-                int k = i;
-                creates.add(pool.submit(() -> {
-                    admin.services().inNamespace(NS).resource(service("s" + k)).create();
-                    admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + k,
-                            "s" + k + "-1", 8080, List.of(endpoint(k, 1), endpoint(k, 2)))).create();
-                    return null;
-                }));
-            }
-            for (Future<?> f : creates) f.get();
-        } finally {
-            pool.shutdownNow();
-        }
-        System.out.printf("populated %d services x 2 endpoints in %d s%n", n, (System.nanoTime() - t0) / 1_000_000_000);
+        long ms = ApiServices.create(admin, NS, n, k -> List.of(endpoint(k, 1), endpoint(k, 2)));
+        System.out.printf("populated %d services x 2 endpoints in %d s%n", n, ms / 1000);
     }
 
     /** Puts the slices the endpoint changes moved back, so the next proxy starts from the same cluster. */

@@ -2,7 +2,6 @@ package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
@@ -39,9 +38,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -86,27 +82,9 @@ class StartAndRestartAgainstApiServerTest {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
                 .addToLabels("topology.kubernetes.io/zone", "zone-a").endMetadata().build()).create();
-        long t0 = System.nanoTime();
-        ExecutorService pool = Executors.newFixedThreadPool(16);
-        try {
-            List<Future<?>> creates = new ArrayList<>();
-            for (int i = 0; i < SERVICES; i++) {
-                int n = i;
-                creates.add(pool.submit(() -> {
-                    admin.services().inNamespace(NS).resource(new ServiceBuilder().withNewMetadata().withNamespace(NS).withName("s" + n)
-                            .endMetadata().withNewSpec().withType("ClusterIP").addNewPort().withName("http").withProtocol("TCP")
-                            .withPort(80).withNewTargetPort(8080).endPort().endSpec().build()).create();
-                    admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + n,
-                            "s" + n + "-1", 8080, List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
-                                    "10.252." + (n / 100) + "." + (n % 100 * 2 + 2)))).create();
-                    return null;
-                }));
-            }
-            for (Future<?> f : creates) f.get();
-        } finally {
-            pool.shutdownNow();
-        }
-        System.out.printf("created %d services x 2 endpoints through the API in %d ms%n", SERVICES, (System.nanoTime() - t0) / 1_000_000);
+        long ms = ApiServices.create(admin, NS, SERVICES, n -> List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
+                "10.252." + (n / 100) + "." + (n % 100 * 2 + 2)));
+        System.out.printf("created %d services x 2 endpoints through the API in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll
