@@ -7,6 +7,7 @@ import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
+import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verb;
 
 import java.util.ArrayList;
@@ -36,7 +37,10 @@ import java.util.Set;
  *   <li>new sets and new chains, each alone (nothing refers to them yet);</li>
  *   <li>the rules of every other chain, one chain per unit, a chain after the chains it jumps to, so a rule that
  *       jumps never leads into a chain that is still empty;</li>
- *   <li>new elements, each alone, or together with the delete of the same key's old value;</li>
+ *   <li>new elements (with the delete of the same key's old value), those whose key starts with the same address
+ *       together, whatever their set: a Service's {@code cluster-ips}, {@code service-ips},
+ *       {@code no-endpoint-services} and {@code firewall-ips} elements arrive in one transaction, so that no
+ *       packet sees its ClusterIP known (and rejected on unknown ports) before it is dispatched;</li>
  *   <li>deletes of sets and chains that go away, once no rule uses them any more.</li>
  * </ol>
  * Elements come last, so a verdict-map element is sent only after its chain exists with all its rules: during a
@@ -98,7 +102,7 @@ public final class TransactionSplitter {
         List<List<Command>> recreated = new ArrayList<>();
         List<List<Command>> removal = new ArrayList<>();
         List<List<Command>> create = new ArrayList<>();
-        List<List<Command>> elements = new ArrayList<>();
+        Map<Object, List<Command>> elements = new LinkedHashMap<>();
         Map<Element.ElementKey, Command> replacedValues = new HashMap<>();
         Map<String, Command> flushOfDeleted = new HashMap<>();
         Set<String> lateFlush = new HashSet<>();
@@ -111,7 +115,9 @@ public final class TransactionSplitter {
                 else unlink.add(List.of(c));
             } else if (o instanceof Element e) {
                 Command old = replacedValues.remove(e.id());
-                elements.add(old == null ? List.of(c) : List.of(old, c));
+                List<Command> unit = elements.computeIfAbsent(e.key().get(0) instanceof Value.Addr a ? a : e.id(), k -> new ArrayList<>());
+                if (old != null) unit.add(old);
+                unit.add(c);
             } else if (o instanceof Chain ch && c.verb() == Verb.FLUSH) {
                 List<Command> newRules = rules.get(ch.name());
                 if (deletedChains.contains(ch.name())) {
@@ -147,7 +153,7 @@ public final class TransactionSplitter {
         out.addAll(recreated);
         out.addAll(create);
         out.addAll(ruleUnitsTargetsFirst(rules, lateFlush));
-        out.addAll(elements);
+        out.addAll(elements.values());
         out.addAll(removal);
         return out;
     }

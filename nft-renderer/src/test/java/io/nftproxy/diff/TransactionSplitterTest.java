@@ -92,6 +92,7 @@ class TransactionSplitterTest {
                 for (int k = 0; k < parts.size(); k++) {
                     kernel.apply(parts.get(k)); // refuses a dangling reference, as the kernel does
                     assertConsistent(null, want, kernel.dump(V4), "budget " + budget + " after part " + (k + 1));
+                    assertClusterIpsComeWithTheirDispatch(kernel.dump(V4), "budget " + budget + " after part " + (k + 1));
                 }
                 assertEquals(want, kernel.dump(V4), "budget " + budget);
             }
@@ -172,5 +173,15 @@ class TransactionSplitterTest {
             assertTrue(now.chain(t) != null && now.rules(t).equals(want.rules(t)),
                     () -> where + ": element " + e + " leads to " + t + " before its rules are complete");
         }
+    }
+
+    /** A ClusterIP is in {@code cluster-ips} (where unknown ports are rejected) exactly when it is in {@code service-ips}. */
+    private static void assertClusterIpsComeWithTheirDispatch(TableContent now, String where) {
+        if (now == null || now.set("cluster-ips") == null) return;
+        java.util.Set<io.nftproxy.nft.Value> known = new java.util.HashSet<>();
+        for (Element e : now.elements("cluster-ips").values()) known.add(e.key().get(0));
+        java.util.Set<io.nftproxy.nft.Value> dispatched = new java.util.HashSet<>();
+        for (Element e : now.elements("service-ips").values()) dispatched.add(e.key().get(0));
+        assertEquals(known, dispatched, where + ": ClusterIPs known but not dispatched, or the reverse");
     }
 }
