@@ -31,6 +31,9 @@ import static io.nftproxy.bench.ApplyLatency.report;
  * being written), and its latencies are reported. The commit lock is per namespace, so the probe's worst latency
  * is what a CNI plugin or firewall on the node would wait, plus its own process start.
  *
+ * <p>With {@code -Dbench.writeParts=DIR}, nothing is applied: each budget's parts are written to
+ * {@code DIR/budget-B/part-NNNN.nft}, for {@code benchmarks/part-sendmsg.sh}, which times the kernel's side.
+ *
  * <p>Usage: {@code ColdStartParts layout endpointsPerService services budgets...}; budget 0 means unsplit.
  */
 public final class ColdStartParts {
@@ -48,6 +51,17 @@ public final class ColdStartParts {
         report("# cold start in parts, layout %s, %d services x %d endpoints, %d commands%n", layout.cliName(), n, eps, cold.size());
         for (int budget : budgets) {
             List<Transaction> parts = budget == 0 ? List.of(cold) : TransactionSplitter.split(cold, budget);
+            String dir = System.getProperty("bench.writeParts");
+            if (dir != null) {
+                // For a kernel-side measure without this JVM: each part as an nft -f script, in commit order.
+                java.nio.file.Path d = java.nio.file.Files.createDirectories(java.nio.file.Path.of(dir, "budget-" + budget));
+                for (int k = 0; k < parts.size(); k++) {
+                    java.nio.file.Files.writeString(d.resolve(String.format(java.util.Locale.ROOT, "part-%04d.nft", k + 1)),
+                            parts.get(k).script(io.nftproxy.nft.Capabilities.baseline()));
+                }
+                report("budget %d: %d parts written to %s%n", budget, parts.size(), d);
+                continue;
+            }
             List<Double> times = new ArrayList<>();
             int slowest = 0;
             try (KernelNamespace ns = KernelNamespace.create("bcs");
