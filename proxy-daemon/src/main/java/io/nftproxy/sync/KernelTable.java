@@ -1,6 +1,7 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.diff.Differ;
+import io.nftproxy.diff.TransactionSplitter;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.nft.Chain;
@@ -40,17 +41,30 @@ import java.util.stream.Collectors;
  * same batch still references (upstream kube-proxy waits the same way). {@link #nextStaleChainDeadline} tells the
  * sync loop when to come back for them.
  *
- * <p>An nft failure never escapes: the kernel keeps its previous table (the commit is atomic), the failure is
- * logged in one line, counted, and returned as a value.
+ * <p>A change of more than {@link #commandBudget} commands (a cold start, a read-back that found much to fix) is
+ * cut by {@link TransactionSplitter} into transactions committed one after another, so that none holds the
+ * nftables commit lock long enough to stall the node's other nftables users; a smaller one is one transaction.
+ *
+ * <p>An nft failure never escapes: the failed transaction changes nothing (each commit is atomic), the failure is
+ * logged in one line, counted, and returned as a value. When part k of a cut change fails, parts before k stay
+ * committed; the failure makes the next sync read the table back and converge from there ({@link SyncPlanner}).
  */
 public final class KernelTable {
     private static final Logger LOG = LoggerFactory.getLogger(KernelTable.class);
 
     public static final Duration STALE_CHAIN_GRACE = Duration.ofSeconds(1);
     private static final int FOREIGN_ITEMS_LOGGED = 5;
+    /**
+     * Commands per transaction above which a change is cut. Calibrated in the kernel (docs/benchmarks.md, "Cold
+     * start in bounded transactions"): at 45k services × 2 endpoints in the fast layout, the kernel's batch call
+     * for a part of this size took at most 127–188 ms (10,000: up to 221 ms; the unsplit cold start 6.3 s). Smaller
+     * parts do not help: the last parts cost the kernel's validation of the whole reachable table at every commit.
+     */
+    public static final int DEFAULT_COMMAND_BUDGET = 5_000;
 
     private final IpFamily family;
     private final NftClient client;
+    private final int commandBudget;
     /** Chains left flushed in the kernel, with when they went stale. */
     private final Map<String, Instant> staleChains = new LinkedHashMap<>();
     private long failedTransactions;
@@ -61,12 +75,19 @@ public final class KernelTable {
     /** What reading the table back found: a table (null: none), or content we do not write, or a failure. */
     private record ReadBack(TableContent table, String foreign, NftException failure) {}
 
-    public KernelTable(IpFamily family, NftClient client) {
+    public KernelTable(IpFamily family, NftClient client) { this(family, client, DEFAULT_COMMAND_BUDGET); }
+
+    public KernelTable(IpFamily family, NftClient client, int commandBudget) {
+        if (commandBudget < 1) throw new IllegalArgumentException("command budget must be at least 1, got " + commandBudget);
         this.family = Objects.requireNonNull(family);
         this.client = Objects.requireNonNull(client);
+        this.commandBudget = commandBudget;
     }
 
     public IpFamily family() { return family; }
+
+    /** The most commands one transaction carries, unless a single chain's rules are more. */
+    public int commandBudget() { return commandBudget; }
 
     /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
     public long failedTransactions() { return failedTransactions; }
@@ -116,15 +137,15 @@ public final class KernelTable {
             staleDeleted = deleteStaleChains(now);
         } catch (NftException e) {
             failedStaleDeletes++;
-            return failed(SyncResult.Kind.PARTIAL, 0, 0, false, start, e, "deleting stale chains");
+            return failed(SyncResult.Kind.PARTIAL, 0, new Applied(0, 0, null), 0, false, start, e, "deleting stale chains");
         }
         Transaction tx = diff.transaction();
-        NftException refused = apply(tx);
-        if (refused != null) return failed(SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, start, refused, "applying the transaction");
+        Applied a = apply(tx);
+        if (a.refused() != null) return failed(SyncResult.Kind.PARTIAL, tx.size(), a, staleDeleted, false, start, a.refused(), "applying the transaction");
         // A chain the transaction brings back is no longer stale.
         for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
         for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
-        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), staleDeleted, false, elapsed(start), null, null);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), a.committed(), staleDeleted, false, elapsed(start), null, null);
         if (LOG.isDebugEnabled()) LOG.debug("{}", r);
         return r;
     }
@@ -138,32 +159,38 @@ public final class KernelTable {
         long start = System.nanoTime();
         ReadBack rb = takeEarlyReadBack();
         if (rb == null) rb = read();
-        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, 0, false, start, rb.failure(), "reading the table back");
+        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, new Applied(0, 0, null), 0, false, start, rb.failure(), "reading the table back");
         TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
         if (replaced) LOG.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
         Differ.Diff diff = replaced ? new Differ.Diff(Differ.replacing(desired), List.of())
                 : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
         Transaction tx = diff.transaction();
-        NftException refused = apply(tx);
-        if (refused != null) return failed(SyncResult.Kind.FULL, tx.size(), 0, replaced, start, refused, "applying the transaction");
+        Applied a = apply(tx);
+        if (a.refused() != null) return failed(SyncResult.Kind.FULL, tx.size(), a, 0, replaced, start, a.refused(), "applying the transaction");
         Map<String, Instant> known = new LinkedHashMap<>(staleChains);
         staleChains.clear();
         for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
-        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), 0, replaced, elapsed(start), null, null);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), a.committed(), 0, replaced, elapsed(start), null, null);
         LOG.info("{}", r);
         return r;
     }
 
-    /** Sends {@code tx} unless it is empty; the kernel's refusal, or null. */
-    private NftException apply(Transaction tx) {
-        if (tx.isEmpty()) return null;
-        try {
-            client.apply(tx);
-            return null;
-        } catch (NftException e) {
-            return e;
+    /** How a change went to the kernel: parts committed out of how many, and the refusal of the next, or null. */
+    private record Applied(int committed, int parts, NftException refused) {}
+
+    /** Sends {@code tx} unless it is empty, cut to the budget; stops at the first part the kernel refuses. */
+    private Applied apply(Transaction tx) {
+        if (tx.isEmpty()) return new Applied(0, 0, null);
+        List<Transaction> parts = TransactionSplitter.split(tx, commandBudget);
+        for (int k = 0; k < parts.size(); k++) {
+            try {
+                client.apply(parts.get(k));
+            } catch (NftException e) {
+                return new Applied(k, parts.size(), e);
+            }
         }
+        return new Applied(parts.size(), parts.size(), null);
     }
 
     /** The early read-back if one was made and succeeded; a failed one is not trusted, the kernel may say yes now. */
@@ -205,13 +232,16 @@ public final class KernelTable {
         return tx.size();
     }
 
-    private SyncResult failed(SyncResult.Kind kind, int commands, int staleDeleted, boolean replaced, long start,
+    private SyncResult failed(SyncResult.Kind kind, int commands, Applied a, int staleDeleted, boolean replaced, long start,
                               NftException e, String what) {
         failedTransactions++;
         String error = "kind=" + e.kind() + " " + e.getMessage();
-        LOG.warn("{} sync of {} kube-proxy failed {} ({} commands); the kernel keeps its previous table: {}",
-                kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what, commands, error);
-        return new SyncResult(family, kind, commands, staleDeleted, replaced, elapsed(start), e.kind(), error);
+        String kept = a.committed() == 0 ? "the kernel keeps its previous table"
+                : "parts 1-" + a.committed() + " of " + a.parts() + " stay committed, the next sync reads the table back";
+        LOG.warn("{} sync of {} kube-proxy failed {} ({} commands); {}: {}",
+                kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what + (a.parts() > 1 ? " (part " + (a.committed() + 1) + " of " + a.parts() + ")" : ""),
+                commands, kept, error);
+        return new SyncResult(family, kind, commands, a.committed(), staleDeleted, replaced, elapsed(start), e.kind(), error);
     }
 
     private static Duration elapsed(long startNanos) { return Duration.ofNanos(System.nanoTime() - startNanos); }

@@ -11,12 +11,15 @@ import java.time.Duration;
  * @param kind               full (read the kernel back, or created/replaced the table) or partial (diff against the
  *                           last committed model)
  * @param commands           commands sent in the main transaction (0: nothing was sent)
+ * @param parts              transactions of the main change the kernel committed: 1 for a change within
+ *                           {@link KernelTable#commandBudget}, more for a larger one cut by the splitter, 0 when
+ *                           nothing was sent or the first part failed
  * @param staleChainsDeleted chains deleted by the separate stale-chain transaction before the main one
  * @param replaced           a full sync found content nftproxy does not write and replaced the table wholesale
  * @param errorKind          the failure's kind, null on success
  * @param error              the failure in one line (kind, nft's message, the failing command), null on success
  */
-public record SyncResult(IpFamily family, Kind kind, int commands, int staleChainsDeleted, boolean replaced,
+public record SyncResult(IpFamily family, Kind kind, int commands, int parts, int staleChainsDeleted, boolean replaced,
                          Duration duration, NftException.Kind errorKind, String error) {
     public enum Kind { FULL, PARTIAL }
 
@@ -26,7 +29,7 @@ public record SyncResult(IpFamily family, Kind kind, int commands, int staleChai
 
     @Override public String toString() {
         String what = family.nftFamily() + " kube-proxy: " + kind.name().toLowerCase(java.util.Locale.ROOT) + " sync, "
-                + commands + " commands" + (staleChainsDeleted > 0 ? ", " + staleChainsDeleted + " stale chains deleted" : "")
+                + commands + " commands" + (parts > 1 ? " in " + parts + " transactions" : "") + (staleChainsDeleted > 0 ? ", " + staleChainsDeleted + " stale chains deleted" : "")
                 + (replaced ? ", foreign content replaced" : "") + ", " + duration.toMillis() + " ms";
         return success() ? what : what + ", FAILED: " + error;
     }

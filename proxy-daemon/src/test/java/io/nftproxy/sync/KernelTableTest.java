@@ -341,4 +341,95 @@ class KernelTableTest {
         assertEquals(want, AdoptedTable.of(readBack, want));
         assertTrue(Differ.diff(AdoptedTable.of(readBack, want), want).isEmpty());
     }
+
+    // ---- changes over the command budget: cut into parts ----
+
+    private static TestClusters many(int n) {
+        TestClusters c = cluster();
+        for (int i = 0; i < n; i++) {
+            c = c.service(svc("a", "s" + i).clusterIP("172.30.1." + (i + 1)).port("http", "TCP", 80).build())
+                    .slice(slice("a", "s" + i, "s" + i + "-1").port("http", "TCP", 8080).ready("10.180.1." + (i + 1), NODE).ready("10.180.2." + (i + 1), NODE).build());
+        }
+        return c;
+    }
+
+    private static TableContent renderFast(ClusterSnapshot s) { return Renderer.fast().render(s, TestClusters.node()).table(V4); }
+
+    @Test
+    void aColdStartOverTheBudgetIsCommittedInPartsThatEndInTheTable() {
+        KernelTable k = new KernelTable(V4, fake, 20);
+        TableContent want = renderFast(many(30).snapshot());
+        SyncResult r = k.converge(want, T0);
+        assertTrue(r.success(), r::toString);
+        assertTrue(r.parts() > 1, r::toString);
+        assertEquals(r.parts(), fake.applyCalls(), "one kernel transaction per part");
+        assertEquals(Differ.diff(null, want).transaction().size(), fake.commandsApplied(), "every command once");
+        assertEquals(want, fake.dump(V4));
+    }
+
+    @Test
+    void aChangeWithinTheBudgetStaysOneTransaction() {
+        KernelTable k = new KernelTable(V4, fake, 20);
+        TableContent before = renderFast(many(30).snapshot());
+        k.converge(before, T0);
+        long calls = fake.applyCalls();
+        TableContent after = renderFast(many(31).snapshot());
+        Differ.Diff d = Differ.diff(before, after);
+        assertTrue(d.transaction().size() <= 20, () -> d.transaction().size() + " commands");
+        SyncResult r = k.commit(d, T0);
+        assertTrue(r.success(), r::toString);
+        assertEquals(1, r.parts());
+        assertEquals(calls + 1, fake.applyCalls(), "one transaction, atomic");
+        assertKernelIsModel(fake, k, after, "after the one-transaction change");
+    }
+
+    /** Part k refused: parts before it stay in the kernel, and the next converge (a read-back) completes the table. */
+    @Test
+    void aFailedPartLeavesTheEarlierPartsAndTheNextConvergeCompletesTheTable() {
+        TableContent want = renderFast(many(30).snapshot());
+        int parts = io.nftproxy.diff.TransactionSplitter.split(Differ.diff(null, want).transaction(), 20).size();
+        assertTrue(parts > 4, parts + " parts");
+        for (int failing = 1; failing <= parts; failing += 3) {
+            FakeNftClient kernel = new FakeNftClient();
+            KernelTable k = new KernelTable(V4, kernel, 20);
+            int[] calls = {0};
+            int fail = failing;
+            kernel.failWhen(tx -> ++calls[0] == fail);
+            SyncResult r = k.converge(want, T0);
+            assertFalse(r.success(), r::toString);
+            assertEquals(failing - 1, r.parts(), "parts committed before the refused one");
+            assertEquals(k.failedTransactions(), 1);
+            TableContent half = kernel.dump(V4);
+            if (failing == 1) assertNull(half, "the first part failed: nothing was created");
+            else assertNotEquals(want, half, "part " + failing + " failed, yet the table is complete");
+            SyncResult again = k.converge(want, T0.plusSeconds(1));
+            assertTrue(again.success(), again::toString);
+            assertEquals(want, kernel.dump(V4), "converged after part " + failing + " failed");
+            assertTrue(k.converge(want, T0.plusSeconds(2)).commands() == 0, "nothing left to fix");
+        }
+    }
+
+    /** A large partial commit (many services removed and added) that fails halfway is repaired by the next read-back. */
+    @Test
+    void aLargeCommitFailingHalfwayIsRepairedByTheNextConverge() {
+        KernelTable k = new KernelTable(V4, fake, 15);
+        TableContent before = renderFast(many(20).snapshot());
+        assertTrue(k.converge(before, T0).success());
+        TestClusters other = cluster();
+        for (int i = 0; i < 20; i++) {
+            other = other.service(svc("b", "t" + i).clusterIP("172.30.2." + (i + 1)).port("dns", "UDP", 53).build())
+                    .slice(slice("b", "t" + i, "t" + i + "-1").port("dns", "UDP", 5353).ready("10.180.3." + (i + 1), NODE).build());
+        }
+        TableContent after = renderFast(other.snapshot());
+        Differ.Diff d = Differ.diff(before, after);
+        int[] calls = {0};
+        fake.failWhen(tx -> ++calls[0] == 3);
+        SyncResult r = k.commit(d, T0);
+        assertFalse(r.success(), r::toString);
+        assertEquals(2, r.parts());
+        fake.failWhen(tx -> false);
+        SyncResult again = k.converge(after, T0.plusSeconds(1));
+        assertTrue(again.success(), again::toString);
+        assertKernelIsModel(fake, k, after, "after the repairing converge");
+    }
 }
