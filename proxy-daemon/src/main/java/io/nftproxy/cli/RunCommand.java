@@ -125,8 +125,8 @@ public final class RunCommand implements Callable<Integer> {
     boolean cleanup;
 
     @Option(names = "--init-only",
-            description = "As kube-proxy's --init-only: set the conntrack sysctls (the step that needs more than "
-                    + "CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
+            description = "As kube-proxy's --init-only: remove kube-proxy's iptables-mode chains, set the conntrack "
+                    + "sysctls (the step that needs more than CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
                     + "set and needs CAP_NET_ADMIN alone.")
     boolean initOnly;
 
@@ -213,6 +213,7 @@ public final class RunCommand implements Callable<Integer> {
             c.netns = netns;
             return c.cleanup(out, err);
         }
+        if (!once || initOnly) removeOtherModesLeftovers();
         if (initOnly) return setConntrackSysctls(rc.config(), out, err);
         if (once) return once(rc, out, err);
         int set = setConntrackSysctls(rc.config(), null, err);
@@ -257,6 +258,16 @@ public final class RunCommand implements Callable<Integer> {
         }
         if (out != null && done.isEmpty()) out.println("conntrack sysctls: none to set (every conntrack setting is 0)");
         return ExitCodes.OK;
+    }
+
+    /**
+     * As kube-proxy in nftables mode at every start, before the sysctls: its iptables mode's chains go. Best effort,
+     * as there: what failed is a warning and the start goes on.
+     */
+    private void removeOtherModesLeftovers() {
+        io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+        if (!o.nothingRemoved()) log.info("removed kube-proxy's iptables-mode leftovers, {}", o.summary());
+        o.failures().forEach(f -> log.warn("cannot remove kube-proxy's iptables-mode leftovers: {}", f));
     }
 
     /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */

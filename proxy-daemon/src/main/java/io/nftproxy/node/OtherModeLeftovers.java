@@ -1,0 +1,190 @@
+package io.nftproxy.node;
+
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.NetnsThread;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * What kube-proxy in nftables mode removes at every start (and {@code --cleanup} always): the chains its iptables
+ * mode leaves behind, as its {@code iptables.CleanupLeftovers} does. In the nat table KUBE-SERVICES,
+ * KUBE-NODEPORTS, KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-PROXY-CANARY and every per-service chain (KUBE-SVC-,
+ * KUBE-SVL-, KUBE-SEP-, KUBE-FW-, KUBE-EXT-); in the filter table KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
+ * KUBE-FORWARD, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, KUBE-PROXY-CANARY; the mangle canary. kubelet's chains
+ * (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-MARK-DROP) and everything else stay.
+ *
+ * <p>Each table is one {@code iptables-restore --noflush}: flush the chains, delete the rules of other chains that
+ * jump to them (kube-proxy deletes its own jump rules by their exact text first; taking them from the saved table
+ * instead also unlinks an older version's), delete the chains. A table with none of them is not written.
+ *
+ * <p>kube-proxy's image picks one of iptables-nft and iptables-legacy; a node can hold leftovers in either, so both
+ * are asked, for IPv4 and IPv6, where installed. A legacy table is read only when the kernel lists it in
+ * {@code ip_tables_names}: reading one that is not there would create it. Like kube-proxy's best-effort cleanup
+ * (since v1.34 it skips a family whose iptables does not work), a missing or failing binary is skipped.
+ *
+ * <p>kube-proxy's IPVS cleanup runs only where {@code modprobe ip_vs} succeeds; this does not do it (see
+ * docs/migrating-from-kube-proxy.md).
+ */
+public final class OtherModeLeftovers {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+    private static final List<String> NAT_CHAINS =
+            List.of("KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-PROXY-CANARY");
+    private static final List<String> SERVICE_CHAIN_PREFIXES = List.of("KUBE-SVC-", "KUBE-SVL-", "KUBE-SEP-", "KUBE-FW-", "KUBE-EXT-");
+    private static final List<String> FILTER_CHAINS = List.of("KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD",
+            "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL", "KUBE-PROXY-CANARY");
+    private static final List<String> MANGLE_CHAINS = List.of("KUBE-PROXY-CANARY");
+
+    /** One iptables implementation for one family: {@code iptables-nft}, {@code ip6tables-legacy}, ... */
+    record Backend(String name, String save, String restore, boolean legacy, boolean ipv6) { }
+
+    /** What was removed from one table by one backend. */
+    public record Removed(String backend, String table, List<String> chains) {
+        @Override public String toString() { return backend + " " + table + ": " + String.join(" ", chains); }
+    }
+
+    /** What a cleanup did: the chains removed and, one line each, what could not be done. */
+    public record Outcome(List<Removed> removed, List<String> failures) {
+        public boolean nothingRemoved() { return removed.isEmpty(); }
+
+        public int chainCount() { return removed.stream().mapToInt(r -> r.chains().size()).sum(); }
+
+        /** One line for the log: {@code 12 chains: iptables-nft nat: KUBE-SERVICES ...; iptables-legacy filter: ...}. */
+        public String summary() {
+            return chainCount() + " chains: " + String.join("; ", removed.stream().map(Removed::toString).toList());
+        }
+    }
+
+    private final String netns;
+
+    /** In {@code /run/netns/NAME} (null: this process's network namespace). */
+    public OtherModeLeftovers(String netns) { this.netns = netns; }
+
+    public Outcome remove() {
+        List<Removed> removed = new ArrayList<>();
+        List<String> failures = new ArrayList<>();
+        for (Backend b : installedBackends()) {
+            for (String table : List.of("nat", "filter", "mangle")) {
+                try {
+                    removeFrom(b, table).ifPresent(removed::add);
+                } catch (IOException e) {
+                    failures.add(b.name() + " " + table + ": " + e.getMessage());
+                }
+            }
+        }
+        return new Outcome(List.copyOf(removed), List.copyOf(failures));
+    }
+
+    private Optional<Removed> removeFrom(Backend b, String table) throws IOException {
+        if (b.legacy() && !legacyTablePresent(b.ipv6(), table)) return Optional.empty();
+        KernelNamespace.Result saved = run(null, b.save(), "-t", table);
+        // A family or table this iptables cannot read (no kernel support) has nothing of kube-proxy's in it either.
+        if (!saved.ok()) return Optional.empty();
+        Optional<String> restore = restoreInput(table, saved.stdout());
+        if (restore.isEmpty()) return Optional.empty();
+        KernelNamespace.Result r = run(restore.get(), b.restore(), "--noflush");
+        if (!r.ok()) throw new IOException(b.restore() + " failed (exit " + r.exitCode() + "): " + r.stderr().strip());
+        return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));
+    }
+
+    /**
+     * The {@code iptables-restore --noflush} input that removes kube-proxy's chains from {@code saved} (one table's
+     * {@code iptables-save} output), or empty when it has none.
+     */
+    static Optional<String> restoreInput(String table, String saved) {
+        Set<String> existing = new LinkedHashSet<>();
+        List<String> rules = new ArrayList<>();
+        for (String line : saved.split("\n")) {
+            if (line.startsWith(":")) existing.add(line.substring(1).split(" ", 2)[0]);
+            else if (line.startsWith("-A ")) rules.add(line);
+        }
+        Set<String> ours = new LinkedHashSet<>();
+        for (String c : fixedChains(table)) if (existing.contains(c)) ours.add(c);
+        if (table.equals("nat")) {
+            for (String c : existing) if (SERVICE_CHAIN_PREFIXES.stream().anyMatch(c::startsWith)) ours.add(c);
+        }
+        if (ours.isEmpty()) return Optional.empty();
+        StringBuilder in = new StringBuilder("*").append(table).append('\n');
+        for (String c : ours) in.append(':').append(c).append(" - [0:0]\n"); // with --noflush: flushes that chain
+        for (String rule : rules) {
+            String[] words = rule.split(" ");
+            String from = words[1];
+            if (!ours.contains(from) && jumpTarget(words).filter(ours::contains).isPresent()) {
+                in.append("-D").append(rule.substring(2)).append('\n');
+            }
+        }
+        for (String c : ours) in.append("-X ").append(c).append('\n');
+        return Optional.of(in.append("COMMIT\n").toString());
+    }
+
+    private static List<String> fixedChains(String table) {
+        return switch (table) {
+            case "nat" -> NAT_CHAINS;
+            case "filter" -> FILTER_CHAINS;
+            default -> MANGLE_CHAINS;
+        };
+    }
+
+    private static Optional<String> jumpTarget(String[] words) {
+        for (int i = 0; i + 1 < words.length; i++) {
+            if (words[i].equals("-j") || words[i].equals("-g")) return Optional.of(words[i + 1]);
+        }
+        return Optional.empty();
+    }
+
+    private static List<String> chainsOf(String restore) {
+        return restore.lines().filter(l -> l.startsWith("-X ")).map(l -> l.substring(3)).toList();
+    }
+
+    /** Whether the legacy kernel table exists: only the kernel's list is read, so no table is created by looking. */
+    private boolean legacyTablePresent(boolean ipv6, String table) throws IOException {
+        Path names = Path.of("/proc/thread-self/net", ipv6 ? "ip6_tables_names" : "ip_tables_names");
+        java.util.concurrent.Callable<Boolean> present = () -> Files.exists(names) && Files.readAllLines(names).contains(table);
+        try {
+            return netns == null ? present.call() : NetnsThread.callIn(netns, present);
+        } catch (IOException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    private KernelNamespace.Result run(String stdin, String... argv) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        if (netns != null) cmd.addAll(List.of("ip", "netns", "exec", netns));
+        cmd.addAll(List.of(argv));
+        return KernelNamespace.run(TIMEOUT, stdin, cmd.toArray(String[]::new));
+    }
+
+    /**
+     * iptables-nft and iptables-legacy for each family where Debian's names are installed; where neither is, the
+     * plain {@code iptables}, which is then one of the two.
+     */
+    static List<Backend> installedBackends() {
+        List<Backend> out = new ArrayList<>();
+        for (String base : List.of("iptables", "ip6tables")) {
+            boolean ipv6 = base.startsWith("ip6");
+            int before = out.size();
+            for (String variant : List.of("-nft", "-legacy")) {
+                Optional<String> save = KernelNamespace.executable(base + variant + "-save");
+                Optional<String> restore = KernelNamespace.executable(base + variant + "-restore");
+                if (save.isPresent() && restore.isPresent()) {
+                    out.add(new Backend(base + variant, save.get(), restore.get(), variant.equals("-legacy"), ipv6));
+                }
+            }
+            if (out.size() == before) {
+                Optional<String> save = KernelNamespace.executable(base + "-save");
+                Optional<String> restore = KernelNamespace.executable(base + "-restore");
+                if (save.isPresent() && restore.isPresent()) out.add(new Backend(base, save.get(), restore.get(), false, ipv6));
+            }
+        }
+        return out;
+    }
+}
