@@ -133,6 +133,9 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin
     KubeProxyFlags kubeProxyFlags;
 
+    @Mixin
+    LocalDetectorFlags localDetector;
+
     @Option(names = "--config", paramLabel = "FILE",
             description = {"A KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) YAML file; the fields nftproxy "
                     + "uses are listed in docs/configuration.md. Flags given explicitly override it."})
@@ -183,12 +186,22 @@ public final class RunCommand implements Callable<Integer> {
 
     private final ClientFactory clients;
     private final SysctlsFactory sysctls;
+    private final LeftoversRemoval leftovers;
 
-    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS); }
+    /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
+    @FunctionalInterface
+    interface LeftoversRemoval {
+        io.nftproxy.node.OtherModeLeftovers.Outcome remove(String netns);
+    }
 
-    public RunCommand(ClientFactory clients, SysctlsFactory sysctls) {
+    static final LeftoversRemoval KERNEL_LEFTOVERS = netns -> new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+
+    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS, KERNEL_LEFTOVERS); }
+
+    RunCommand(ClientFactory clients, SysctlsFactory sysctls, LeftoversRemoval leftovers) {
         this.clients = clients;
         this.sysctls = sysctls;
+        this.leftovers = leftovers;
     }
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
@@ -265,7 +278,7 @@ public final class RunCommand implements Callable<Integer> {
      * as there: what failed is a warning and the start goes on.
      */
     private void removeOtherModesLeftovers() {
-        io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+        io.nftproxy.node.OtherModeLeftovers.Outcome o = leftovers.remove(netns);
         if (!o.nothingRemoved()) log.info("removed kube-proxy's iptables-mode leftovers, {}", o.summary());
         o.failures().forEach(f -> log.warn("cannot remove kube-proxy's iptables-mode leftovers: {}", f));
     }

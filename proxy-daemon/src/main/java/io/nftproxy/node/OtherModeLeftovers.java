@@ -52,6 +52,13 @@ public final class OtherModeLeftovers {
 
     /** What a cleanup did: the chains removed and, one line each, what could not be done. */
     public record Outcome(List<Removed> removed, List<String> failures) {
+        public static final Outcome NONE = new Outcome(List.of(), List.of());
+
+        public Outcome {
+            removed = List.copyOf(removed);
+            failures = List.copyOf(failures);
+        }
+
         public boolean nothingRemoved() { return removed.isEmpty(); }
 
         public int chainCount() { return removed.stream().mapToInt(r -> r.chains().size()).sum(); }
