@@ -103,12 +103,12 @@ class OtherModeLeftoversKernelTest {
             seed(ns);
             CliRun r = CliRun.of("cleanup", "--netns", ns.name());
             assertEquals(ExitCodes.OK, r.exit(), r::err);
-            assertTrue(r.out().contains("deleted kube-proxy's iptables-mode leftovers, 56 chains: iptables-nft nat:"), r.out());
+            assertTrue(r.out().contains("deleted kube-proxy's iptables/IPVS-mode leftovers, 56 removed: iptables-nft nat:"), r.out());
             assertOnlyKubeProxysGone(ns);
 
             CliRun again = CliRun.of("cleanup", "--netns", ns.name());
             assertEquals(ExitCodes.OK, again.exit(), again::err);
-            assertFalse(again.out().contains("iptables-mode"), "a second cleanup finds nothing: " + again.out());
+            assertFalse(again.out().contains("IPVS-mode"), "a second cleanup finds nothing: " + again.out());
         }
     }
 
@@ -148,9 +148,9 @@ class OtherModeLeftoversKernelTest {
                 if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly();
                 Files.deleteIfExists(log);
             }
-            List<String> lines = text.lines().filter(l -> l.contains("iptables-mode leftovers")).toList();
+            List<String> lines = text.lines().filter(l -> l.contains("iptables/IPVS-mode leftovers")).toList();
             assertEquals(1, lines.size(), text);
-            assertTrue(lines.get(0).contains("level=INFO") && lines.get(0).contains("56 chains")
+            assertTrue(lines.get(0).contains("level=INFO") && lines.get(0).contains("56 removed")
                     && lines.get(0).contains("iptables-legacy filter: KUBE-SERVICES"), lines.get(0));
         }
     }

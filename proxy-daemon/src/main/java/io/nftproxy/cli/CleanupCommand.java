@@ -26,7 +26,8 @@ import java.util.concurrent.Callable;
         sortOptions = false,
         description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, and the chains "
                 + "kube-proxy's iptables mode leaves (KUBE-SERVICES, KUBE-SVC-..., in iptables-nft and iptables-legacy, "
-                + "where installed), as kube-proxy --cleanup does; other tables and chains (firewalls, CNI rules, "
+                + "where installed) and, where ip_vs is loaded, its IPVS mode's (every IPVS virtual server, kube-ipvs0, "
+                + "its chains and ip sets), as kube-proxy --cleanup does; other tables and chains (firewalls, CNI rules, "
                 + "kubelet's KUBE-FIREWALL) are left alone. A missing table is fine. Needs CAP_NET_ADMIN.",
                 "",
                 "While an nftproxy daemon runs in this network namespace it would write the tables again at once: "
@@ -120,8 +121,8 @@ public final class CleanupCommand implements Callable<Integer> {
     /** kube-proxy's --cleanup also removes its iptables mode's chains, and fails when it cannot. */
     private int removeOtherModesLeftovers(PrintWriter out, PrintWriter err) {
         io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
-        if (!o.nothingRemoved()) out.println("deleted kube-proxy's iptables-mode leftovers, " + o.summary());
-        o.failures().forEach(f -> err.println("nftproxy: cannot delete kube-proxy's iptables-mode leftovers: " + f));
+        if (!o.nothingRemoved()) out.println("deleted kube-proxy's iptables/IPVS-mode leftovers, " + o.summary());
+        o.failures().forEach(f -> err.println("nftproxy: cannot delete kube-proxy's iptables/IPVS-mode leftovers: " + f));
         return o.failures().isEmpty() ? ExitCodes.OK : ExitCodes.SYNC_FAILED;
     }
 }

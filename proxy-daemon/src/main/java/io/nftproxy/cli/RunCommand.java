@@ -125,7 +125,7 @@ public final class RunCommand implements Callable<Integer> {
     boolean cleanup;
 
     @Option(names = "--init-only",
-            description = "As kube-proxy's --init-only: remove kube-proxy's iptables-mode chains, set the conntrack "
+            description = "As kube-proxy's --init-only: remove kube-proxy's iptables and IPVS modes' leftovers, set the conntrack "
                     + "sysctls (the step that needs more than CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
                     + "set and needs CAP_NET_ADMIN alone.")
     boolean initOnly;
@@ -279,8 +279,8 @@ public final class RunCommand implements Callable<Integer> {
      */
     private void removeOtherModesLeftovers() {
         io.nftproxy.node.OtherModeLeftovers.Outcome o = leftovers.remove(netns);
-        if (!o.nothingRemoved()) log.info("removed kube-proxy's iptables-mode leftovers, {}", o.summary());
-        o.failures().forEach(f -> log.warn("cannot remove kube-proxy's iptables-mode leftovers: {}", f));
+        if (!o.nothingRemoved()) log.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
+        o.failures().forEach(f -> log.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }
 
     /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */
