@@ -92,10 +92,15 @@ class ReleaseTarballTest {
                 "--version"), env, tmp, 60);
         assertEquals(0, v.exit(), v.toString());
         assertTrue(v.stdout().startsWith("nftproxy "), v.stdout());
-        // The shipped template is a configuration the daemon accepts as it is.
+        // The shipped template is a configuration the daemon accepts as it is. Checked through --write-config-to,
+        // which validates as a start does and then sets nothing: --init-only would write this machine's sysctls and
+        // iptables, and this test runs in the machine's own network namespace.
+        Path effective = tmp.resolve("effective.yaml");
         ReleaseTarball.Run check = ReleaseTarball.run(List.of(root.resolve("usr/local/bin/nftproxy").toString(),
-                "run", "--config", root.resolve("etc/nftproxy/config.yaml").toString(), "--init-only"), env, tmp, 60);
+                "run", "--config", root.resolve("etc/nftproxy/config.yaml").toString(), "--write-config-to",
+                effective.toString()), env, tmp, 60);
         assertEquals(0, check.exit(), check.toString());
+        assertTrue(Files.readString(effective).contains("kind: \"KubeProxyConfiguration\""), Files.readString(effective));
 
         // A changed configuration survives a reinstall and an uninstall; everything else goes.
         Files.writeString(root.resolve("etc/nftproxy/config.yaml"), "\n# edited\n", java.nio.file.StandardOpenOption.APPEND);
