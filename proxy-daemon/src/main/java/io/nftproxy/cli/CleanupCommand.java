@@ -16,23 +16,26 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 /**
- * {@code nftproxy cleanup}: what {@code kube-proxy --cleanup} does for nftables mode. Deletes {@code table ip
- * kube-proxy} and {@code table ip6 kube-proxy} and nothing else. Each family is one transaction of
+ * {@code nftproxy cleanup}: what {@code kube-proxy --cleanup} does. Deletes {@code table ip kube-proxy},
+ * {@code table ip6 kube-proxy} and the iptables mode's leftovers ({@link io.nftproxy.node.OtherModeLeftovers}). Each family is one transaction of
  * {@code add table} then {@code delete table}, so a missing table is no error and a table created between a check
  * and the delete cannot survive it.
  */
 @Command(name = "cleanup",
         mixinStandardHelpOptions = true,
         sortOptions = false,
-        description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, and nothing "
-                + "else: other tables (firewalls, CNI rules) are left alone. A missing table is fine. Needs CAP_NET_ADMIN.",
+        description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, and the chains "
+                + "kube-proxy's iptables mode leaves (KUBE-SERVICES, KUBE-SVC-..., in iptables-nft and iptables-legacy, "
+                + "where installed) and, where ip_vs is loaded, its IPVS mode's (every IPVS virtual server, kube-ipvs0, "
+                + "its chains and ip sets), as kube-proxy --cleanup does; other tables and chains (firewalls, CNI rules, "
+                + "kubelet's KUBE-FIREWALL) are left alone. A missing table is fine. Needs CAP_NET_ADMIN.",
                 "",
                 "While an nftproxy daemon runs in this network namespace it would write the tables again at once: "
                         + "cleanup then says which process it is and deletes nothing, unless --force.",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy cleanup",
-                "", "Exit codes: 0 both tables gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel "
+                "", "Exit codes: 0 both tables and the iptables-mode chains gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel "
                 + "refused, 8 a daemon runs here (nothing deleted; --force deletes all the same)."})
 public final class CleanupCommand implements Callable<Integer> {
     @Spec
@@ -111,7 +114,15 @@ public final class CleanupCommand implements Callable<Integer> {
                     return ExitCodes.SYNC_FAILED;
                 }
             }
-            return ExitCodes.OK;
+            return removeOtherModesLeftovers(out, err);
         }
+    }
+
+    /** kube-proxy's --cleanup also removes its iptables mode's chains, and fails when it cannot. */
+    private int removeOtherModesLeftovers(PrintWriter out, PrintWriter err) {
+        io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+        if (!o.nothingRemoved()) out.println("deleted kube-proxy's iptables/IPVS-mode leftovers, " + o.summary());
+        o.failures().forEach(f -> err.println("nftproxy: cannot delete kube-proxy's iptables/IPVS-mode leftovers: " + f));
+        return o.failures().isEmpty() ? ExitCodes.OK : ExitCodes.SYNC_FAILED;
     }
 }

@@ -3,7 +3,6 @@ package io.nftproxy.cli;
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.ConntrackSettings;
 import io.nftproxy.config.GoDuration;
-import io.nftproxy.config.LocalDetection;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
@@ -55,21 +54,6 @@ final class KubeProxyFlags {
     @Option(names = "--proxy-mode", paramLabel = "nftables",
             description = {"kube-proxy's proxy mode; nftables is the one nftproxy implements (anything else is refused)."})
     String proxyMode;
-
-    @Option(names = "--detect-local-mode", paramLabel = "MODE",
-            description = {"How pod traffic is recognised: ClusterCIDR (source in --cluster-cidr), NodeCIDR (source in "
-                    + "the Node object's spec.podCIDRs), BridgeInterface (enters on --pod-bridge-interface) or "
-                    + "InterfaceNamePrefix (enters on an interface named --pod-interface-name-prefix*). Default: "
-                    + "ClusterCIDR, or detectLocalMode from --config."})
-    String detectLocalMode;
-
-    @Option(names = "--pod-bridge-interface", paramLabel = "NAME",
-            description = {"The bridge the node's pods are attached to, for --detect-local-mode=BridgeInterface."})
-    String podBridgeInterface;
-
-    @Option(names = "--pod-interface-name-prefix", paramLabel = "PREFIX",
-            description = {"The name prefix of the pods' interfaces (such as veth), for --detect-local-mode=InterfaceNamePrefix."})
-    String podInterfaceNamePrefix;
 
     @Option(names = "--bind-address", paramLabel = "IP",
             description = {"As kube-proxy's: an address that is not 0.0.0.0 or :: is this node's primary IP of its "
@@ -141,10 +125,6 @@ final class KubeProxyFlags {
 
     /** The flags given, over the file's values in {@code b}; the result is validated with the rest. */
     void applyTo(ProxyConfig.Builder b) {
-        LocalDetection d = b.detectLocal;
-        b.detectLocal = new LocalDetection(detectLocalMode != null ? detectLocalMode : d.mode(),
-                podBridgeInterface != null ? podBridgeInterface : d.bridgeInterface(),
-                podInterfaceNamePrefix != null ? podInterfaceNamePrefix : d.interfaceNamePrefix());
         if (bindAddress != null) {
             try {
                 b.bindAddress = IpAddress.parse(bindAddress);

@@ -8,6 +8,7 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.config.LocalDetection;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
@@ -122,21 +123,30 @@ public final class NodeOptions {
     public NodeSetup resolve() throws IOException { return resolve(null); }
 
     /** {@link #resolve()}, from the live cluster when {@code live} has a kubeconfig (then without --manifests). */
-    public NodeSetup resolve(LiveCluster live) throws IOException {
+    public NodeSetup resolve(LiveCluster live) throws IOException { return resolve(live, LocalDetection.DEFAULT); }
+
+    /** {@link #resolve(LiveCluster)} with {@code detection}, validated as the daemon validates it. */
+    public NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
         boolean fromApi = live != null && live.given();
         if (fromApi && manifests != null) {
             throw new ParameterException(mixee.commandLine(), "Invalid value for options '--manifests' and "
                     + "'--kubeconfig': both given (allowed: one source, a directory or a live cluster)");
         }
         validateFlags(live);
-        if (!fromApi) return load(manifests, settings());
+        try {
+            detection.validate();
+        } catch (io.nftproxy.config.ConfigException e) {
+            throw new ParameterException(mixee.commandLine(), "Invalid value: " + e.getMessage());
+        }
+        NodeSettings settings = settings(detection);
+        if (!fromApi) return load(manifests, settings);
         LoadResult read;
         try {
             read = live.read(hostname);
         } catch (IOException e) {
             throw new SourceUnreadable("nftproxy: " + live.describe() + ": " + e.getMessage(), e);
         }
-        return setup(read, settings(), "the cluster");
+        return setup(read, settings, "the cluster");
     }
 
     /** A source that could not be read, with the one line that says which and why. */
@@ -170,9 +180,12 @@ public final class NodeOptions {
     public NodeSetup resolveOrExplain(PrintWriter err) { return resolveOrExplain(err, null); }
 
     /** {@link #resolveOrExplain(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
-    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live) {
+    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live) { return resolveOrExplain(err, live, LocalDetection.DEFAULT); }
+
+    /** {@link #resolveOrExplain(PrintWriter, LiveCluster)} with {@code detection}. */
+    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
         try {
-            return resolve(live);
+            return resolve(live, detection);
         } catch (SourceUnreadable e) {
             err.println(e.getMessage());
             return null;
@@ -202,8 +215,11 @@ public final class NodeOptions {
     public Rendered render(PrintWriter err) { return render(err, null); }
 
     /** {@link #render(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
-    public Rendered render(PrintWriter err, LiveCluster live) {
-        NodeSetup setup = resolveOrExplain(err, live);
+    public Rendered render(PrintWriter err, LiveCluster live) { return render(err, live, LocalDetection.DEFAULT); }
+
+    /** {@link #render(PrintWriter, LiveCluster)} with the local-traffic detector {@code detection}. */
+    public Rendered render(PrintWriter err, LiveCluster live, LocalDetection detection) {
+        NodeSetup setup = resolveOrExplain(err, live, detection);
         if (setup == null) return null;
         report(setup, err);
         Renderer.Rendering rendering = renderer().render(setup.snapshot(), setup.node());
@@ -284,8 +300,10 @@ public final class NodeOptions {
     }
 
     /** The node-level flags as settings the daemon shares. */
-    public NodeSettings settings() {
-        return new NodeSettings(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit);
+    public NodeSettings settings() { return settings(LocalDetection.DEFAULT); }
+
+    private NodeSettings settings(LocalDetection detection) {
+        return new NodeSettings(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit, null, detection);
     }
 
     private ParameterException usage(String flag, String value, String allowed) {

@@ -4,6 +4,7 @@ import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.config.LocalDetection;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -59,6 +60,9 @@ public final class RenderCommand implements Callable<Integer> {
     @Mixin
     LiveCluster liveCluster;
 
+    @Mixin
+    LocalDetectorFlags localDetector;
+
     @Option(names = "--ip-family", paramLabel = "ipv4|ipv6|both", defaultValue = "both",
             description = {"Which tables to print: 'table ip kube-proxy', 'table ip6 kube-proxy', or both (ip first).",
                     "Default: ${DEFAULT-VALUE}."})
@@ -67,7 +71,7 @@ public final class RenderCommand implements Callable<Integer> {
     @Override public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         Renderer.Rendering rendering = rendered.rendering();
         Capabilities caps = Capabilities.baseline();

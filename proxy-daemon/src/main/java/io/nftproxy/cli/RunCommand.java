@@ -123,13 +123,16 @@ public final class RunCommand implements Callable<Integer> {
     boolean cleanup;
 
     @Option(names = "--init-only",
-            description = "As kube-proxy's --init-only: set the conntrack sysctls (the step that needs more than "
-                    + "CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
+            description = "As kube-proxy's --init-only: remove kube-proxy's iptables and IPVS modes' leftovers, set the conntrack "
+                    + "sysctls (the step that needs more than CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
                     + "set and needs CAP_NET_ADMIN alone.")
     boolean initOnly;
 
     @Mixin
     KubeProxyFlags kubeProxyFlags;
+
+    @Mixin
+    LocalDetectorFlags localDetector;
 
     @Option(names = "--config", paramLabel = "FILE",
             description = {"A KubeProxyConfiguration (kubeproxy.config.k8s.io/v1alpha1) YAML file; the fields nftproxy "
@@ -181,12 +184,22 @@ public final class RunCommand implements Callable<Integer> {
 
     private final ClientFactory clients;
     private final SysctlsFactory sysctls;
+    private final LeftoversRemoval leftovers;
 
-    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS); }
+    /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
+    @FunctionalInterface
+    interface LeftoversRemoval {
+        io.nftproxy.node.OtherModeLeftovers.Outcome remove(String netns);
+    }
 
-    public RunCommand(ClientFactory clients, SysctlsFactory sysctls) {
+    static final LeftoversRemoval KERNEL_LEFTOVERS = netns -> new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+
+    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS, KERNEL_LEFTOVERS); }
+
+    RunCommand(ClientFactory clients, SysctlsFactory sysctls, LeftoversRemoval leftovers) {
         this.clients = clients;
         this.sysctls = sysctls;
+        this.leftovers = leftovers;
     }
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
@@ -211,6 +224,7 @@ public final class RunCommand implements Callable<Integer> {
             c.netns = netns;
             return c.cleanup(out, err);
         }
+        if (!once || initOnly) removeOtherModesLeftovers();
         if (initOnly) return setConntrackSysctls(rc.config(), out, err);
         if (once) return once(rc, out, err);
         int set = setConntrackSysctls(rc.config(), null, err);
@@ -255,6 +269,16 @@ public final class RunCommand implements Callable<Integer> {
         }
         if (out != null && done.isEmpty()) out.println("conntrack sysctls: none to set (every conntrack setting is 0)");
         return ExitCodes.OK;
+    }
+
+    /**
+     * As kube-proxy in nftables mode at every start, before the sysctls: its iptables mode's chains go. Best effort,
+     * as there: what failed is a warning and the start goes on.
+     */
+    private void removeOtherModesLeftovers() {
+        io.nftproxy.node.OtherModeLeftovers.Outcome o = leftovers.remove(netns);
+        if (!o.nothingRemoved()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
+        o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }
 
     /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */

@@ -83,6 +83,7 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
             }
         }
         cmd.kubeProxyFlags.applyTo(b);
+        b.detectLocal = cmd.localDetector.over(b.detectLocal);
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
         ProxyConfig c = b.build().validate();
         try {

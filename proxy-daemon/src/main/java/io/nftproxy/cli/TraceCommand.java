@@ -11,6 +11,7 @@ import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;
 import io.nftproxy.trace.Trace;
 import io.nftproxy.trace.TraceException;
+import io.nftproxy.config.LocalDetection;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -83,6 +84,9 @@ public final class TraceCommand implements Callable<Integer> {
     @Mixin
     LiveCluster liveCluster;
 
+    @Mixin
+    LocalDetectorFlags localDetector;
+
     @Option(names = "--src", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
             description = {"Source address of the packet: a pod, a node address, or a client off the node.",
                     "Example: --src 172.20.211.9"})
@@ -139,7 +143,7 @@ public final class TraceCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
                     + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         NodeOptions.NodeSetup setup = rendered.setup();
         Renderer.Rendering rendering = rendered.rendering();

@@ -39,7 +39,7 @@ public final class ConntrackSysctls {
                 case SET -> setting.name + "=" + setting.value + " (was " + before + ")";
                 case NOT_SETTABLE_HERE -> setting.name + " left at " + before + ", not " + setting.value
                         + ": only the host's initial network namespace can set it";
-                case HASHSIZE_NOT_SET -> "conntrack hash size left at " + before + ", not " + setting.value + " (" + why
+                case HASHSIZE_NOT_SET -> "conntrack hash size left at " + (before < 0 ? "what it is" : before) + ", not " + setting.value + " (" + why
                         + "): lookups are slower when the table is full; run 'nftproxy run --init-only' as root to set it";
             };
         }
@@ -136,7 +136,15 @@ public final class ConntrackSysctls {
             if (s.name.equals(MAX) && o.status != Status.NOT_SETTABLE_HERE) {
                 // Only where nf_conntrack_max can be set: the kernel refuses a hash size from any other namespace.
                 long buckets = s.value / 4;
-                long now = access.read(HASHSIZE);
+                long now;
+                try {
+                    now = access.read(HASHSIZE);
+                } catch (IOException e) {
+                    // Root-only (0600), and a container's /sys may not show it: as a failed write, a warning.
+                    out.add(new Outcome(new Setting(HASHSIZE, buckets), -1, Status.HASHSIZE_NOT_SET,
+                            "cannot read " + e.getMessage()));
+                    continue;
+                }
                 if (now < buckets) out.add(growHashTable(new Setting(HASHSIZE, buckets), now, access));
             }
         }

@@ -1,5 +1,6 @@
 package io.nftproxy.source;
 
+import io.nftproxy.source.api.ApiReachability;
 import io.nftproxy.source.api.ApiServer;
 
 import java.io.IOException;
@@ -34,7 +35,9 @@ public final class ClusterOnce {
         // The Node gets the rest of the timeout after Services and slices, not the daemon's 30 s of patience.
         Duration nodeWait = timeout.dividedBy(2);
         long deadline = System.nanoTime() + timeout.toNanos();
-        try (KubernetesSource source = new KubernetesSource(api, store, Duration.ZERO, nodeWait)) {
+        ApiReachability reachability = new ApiReachability(api.url(), "for at most " + timeout.toSeconds()
+                + " s (--request-timeout), then the command fails");
+        try (KubernetesSource source = new KubernetesSource(api, store, Duration.ZERO, nodeWait, reachability)) {
             source.start(nodeName);
             while (!store.ready()) {
                 if (System.nanoTime() - deadline > 0) {

@@ -67,11 +67,16 @@ public final class KubernetesSource implements AutoCloseable {
     }
 
     public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval, Duration nodeWait) {
+        this(api, store, lagProbeInterval, nodeWait, new ApiReachability(api.url()));
+    }
+
+    /** With {@code reachability} saying what happens while the server is unusable (a command does not keep a table). */
+    public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval, Duration nodeWait, ApiReachability reachability) {
         this.api = api;
         this.store = store;
         this.lagProbeInterval = lagProbeInterval;
         this.nodeWait = nodeWait;
-        this.reachability = new ApiReachability(api.url());
+        this.reachability = reachability;
     }
 
     /** Starts watching; returns at once, whether or not the server can be reached. */

@@ -239,6 +239,33 @@ class RenderCommandTest {
         assertEquals(ExitCodes.USAGE, run().exit());
     }
 
+    /** The detector flags of run, on render: what run would program, refused where run refuses, in the same words. */
+    @Test
+    void theLocalDetectorFlagsRenderWhatRunProgramsAndAreValidatedAsRunValidatesThem(@TempDir Path dir) {
+        assertFalse(renderExamples().out().contains("iifname"), "ClusterCIDR by default");
+        Run bridge = renderExamples("--detect-local-mode=BridgeInterface", "--pod-bridge-interface", "cbr0");
+        assertEquals(ExitCodes.OK, bridge.exit(), bridge.err());
+        assertTrue(bridge.out().contains("ip daddr @cluster-ips iifname != \"cbr0\" mark set mark or 0x4000"), bridge.out());
+        Run prefix = renderExamples("--detect-local-mode", "InterfaceNamePrefix", "--pod-interface-name-prefix", "veth");
+        assertEquals(ExitCodes.OK, prefix.exit(), prefix.err());
+        assertTrue(prefix.out().contains("iifname != \"veth*\""), prefix.out());
+
+        for (List<String> bad : List.of(List.of("--detect-local-mode=BridgeInterface"),
+                List.of("--detect-local-mode=Nodes"),
+                List.of("--detect-local-mode=InterfaceNamePrefix", "--pod-interface-name-prefix", "ve/th"))) {
+            Run r = renderExamples(bad.toArray(String[]::new));
+            assertEquals(ExitCodes.USAGE, r.exit(), bad + " -> " + r.err());
+            assertEquals("", r.out());
+            List<String> runArgs = new ArrayList<>(List.of("run", "--write-config-to", dir.resolve("c.yaml").toString(),
+                    "--hostname-override", "k8s-node-1"));
+            runArgs.addAll(bad);
+            Run daemon = run(runArgs.toArray(String[]::new));
+            assertEquals(ExitCodes.USAGE, daemon.exit(), bad + " -> " + daemon.err());
+            String why = daemon.err().strip().substring("nftproxy: invalid configuration: ".length());
+            assertTrue(r.err().contains(why), "render says what run says (" + why + "): " + r.err());
+        }
+    }
+
     @Test
     void aMissingManifestDirectoryExitsWithOne(@TempDir Path dir) throws IOException {
         Run r = run("render", "--manifests", dir.resolve("nope").toString(), "--hostname-override", "n1");

@@ -63,11 +63,16 @@ class RunCommandTest {
     }
 
     private static FakeSysctls sysctls = new FakeSysctls();
+    /** The namespaces the iptables-mode cleanup was asked for: never the real kernel's from here. */
+    private static final List<String> leftoverRemovals = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private static Run runArgs(RunCommand.ClientFactory clients, List<String> args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cl = new CommandLine(new RunCommand(clients, netns -> sysctls));
+        CommandLine cl = new CommandLine(new RunCommand(clients, netns -> sysctls, netns -> {
+            leftoverRemovals.add(String.valueOf(netns));
+            return io.nftproxy.node.OtherModeLeftovers.Outcome.NONE;
+        }));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
         int exit = cl.execute(args.toArray(String[]::new));
@@ -209,8 +214,10 @@ class RunCommandTest {
     void initOnlySetsTheConntrackSysctlsAndTouchesNothingElse() {
         sysctls = new FakeSysctls();
         FakeNftClient f = new FakeNftClient();
+        leftoverRemovals.clear();
         Run r = run(fake(f), "--init-only");
         assertEquals(ExitCodes.OK, r.exit(), r.err());
+        assertEquals(List.of("null"), leftoverRemovals, "kube-proxy's --init-only removes the iptables-mode chains too");
         assertNull(f.dump(IpFamily.IPV4));
         assertEquals(List.of("nf_conntrack_tcp_timeout_established=86400", "nf_conntrack_tcp_timeout_close_wait=3600"), sysctls.writes);
         assertTrue(r.out().contains("nf_conntrack_max left at 262144, not " + Math.max(131072, 32768L * ConntrackSysctls.cpus())), r.out());

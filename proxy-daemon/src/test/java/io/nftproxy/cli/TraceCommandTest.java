@@ -47,6 +47,28 @@ class TraceCommandTest {
         assertEquals("", r.err());
     }
 
+    /** With run's detector flags: a pod's packet enters on the bridge and keeps its address, another node's is masqueraded. */
+    @Test
+    void theLocalDetectorFlagsDecideWhichClusterIpTrafficIsMasqueraded() {
+        String[] bridge = {"--detect-local-mode=BridgeInterface", "--pod-bridge-interface=cbr0"};
+        RenderCommandTest.Run pod = trace(concat(bridge, "--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80"));
+        assertEquals("DNAT to " + HELLO_ENDPOINTS + ", masquerade: no", verdict(pod));
+        RenderCommandTest.Run outside = trace(concat(bridge, "--src", "192.168.10.50", "--dst", HELLO, "--proto", "tcp", "--dport", "80"));
+        assertTrue(verdict(outside).startsWith("DNAT to " + HELLO_ENDPOINTS + ", masquerade: yes"), outside.out());
+        assertTrue(outside.out().contains("iifname != \"cbr0\""), outside.out());
+
+        RenderCommandTest.Run bad = trace(concat(new String[] {"--detect-local-mode=BridgeInterface"},
+                "--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80"));
+        assertEquals(ExitCodes.USAGE, bad.exit(), bad.err());
+        assertTrue(bad.err().contains("detectLocal.bridgeInterface"), bad.err());
+    }
+
+    private static String[] concat(String[] a, String... b) {
+        List<String> l = new ArrayList<>(List.of(a));
+        l.addAll(List.of(b));
+        return l.toArray(String[]::new);
+    }
+
     @Test
     void nodePortFromOutsideIsMasqueraded() {
         RenderCommandTest.Run r = trace("--src", "203.0.113.7", "--dst", NODE_IP, "--proto", "tcp", "--dport", "30080");

@@ -33,4 +33,26 @@ class ConntrackSysctlsTest {
         assertEquals(2, ConntrackSysctls.countCpus("0-1"));
         assertEquals(7, ConntrackSysctls.countCpus("0-3,8,10-11"));
     }
+
+    /** The hash size file is root-only (and a container's /sys may lack it): unreadable, it is a warning, not a failed start. */
+    @Test
+    void anUnreadableHashSizeIsAWarningNotAFailure() throws java.io.IOException {
+        java.util.Map<String, Long> values = new java.util.HashMap<>(java.util.Map.of("nf_conntrack_max", 131072L));
+        ConntrackSysctls.Access access = new ConntrackSysctls.Access() {
+            @Override public long read(String name) throws java.io.IOException {
+                if (name.equals("hashsize")) throw new java.nio.file.AccessDeniedException("/sys/module/nf_conntrack/parameters/hashsize");
+                return values.get(name);
+            }
+
+            @Override public void write(String name, long value) { values.put(name, value); }
+
+            @Override public boolean writable(String name) { return true; }
+        };
+        java.util.List<ConntrackSysctls.Outcome> out = ConntrackSysctls.apply(
+                java.util.List.of(new ConntrackSysctls.Setting("nf_conntrack_max", 131072)), access);
+        org.junit.jupiter.api.Assertions.assertEquals(2, out.size(), out.toString());
+        org.junit.jupiter.api.Assertions.assertEquals(ConntrackSysctls.Status.UNCHANGED, out.get(0).status());
+        org.junit.jupiter.api.Assertions.assertEquals(ConntrackSysctls.Status.HASHSIZE_NOT_SET, out.get(1).status());
+        org.junit.jupiter.api.Assertions.assertTrue(out.get(1).toString().contains("cannot read /sys/module/nf_conntrack/parameters/hashsize"), out.get(1).toString());
+    }
 }

@@ -25,6 +25,12 @@ import org.slf4j.LoggerFactory;
 public final class Watchdog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Watchdog.class);
     private static final Duration MIN_PERIOD = Duration.ofMillis(1);
+    /**
+     * The watchdog period left for the exit once pings stop: longer than the unit's TimeoutStopSec (20 s), so the stop
+     * timeout, not the watchdog, bounds it. The JVM's exit can take seconds (the first stop of a new jar writes the
+     * class-data archive), and a watchdog kill then would leave the unit failed after a clean stop.
+     */
+    static final Duration EXIT_ALLOWANCE = Duration.ofSeconds(30);
 
     private final SdNotify notify;
     private final BooleanSupplier alive;
@@ -121,12 +127,12 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /**
-     * Stops pinging. Call it last on shutdown, after {@link SdNotify#stopping()}: once stopped, systemd restarts the
-     * process after {@code WatchdogSec} if it is still running.
+     * Stops pinging. Call it last on shutdown, after {@link SdNotify#stopping()}: the last ping gives the exit
+     * {@link #EXIT_ALLOWANCE} instead of {@code WatchdogSec}.
      */
     @Override
     public void close() {
-        if (timer == null) {
+        if (timer == null || timer.isShutdown()) {
             return;
         }
         timer.shutdownNow();
@@ -137,5 +143,6 @@ public final class Watchdog implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        notify.send("WATCHDOG=1\nWATCHDOG_USEC=" + EXIT_ALLOWANCE.toNanos() / 1000);
     }
 }

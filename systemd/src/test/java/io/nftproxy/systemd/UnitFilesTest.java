@@ -165,8 +165,10 @@ class UnitFilesTest {
     void systemdAnalyzeVerifyAcceptsTheUnit() throws Exception {
         String analyze = skipUnless("systemd-analyze");
         // verify checks that ExecStart's binary exists; point it at one that does, leaving every other line as is.
-        String unit = Files.readString(UNIT).replace("ExecStart=/usr/local/bin/nftproxy ", "ExecStart=/bin/true ");
+        String unit = Files.readString(UNIT).replace("ExecStart=/usr/local/bin/nftproxy ", "ExecStart=/bin/true ")
+                .replace("NFTPROXY_NO_CDS=1 /usr/local/bin/nftproxy ", "NFTPROXY_NO_CDS=1 /bin/true ");
         assertTrue(unit.contains("ExecStart=/bin/true run --config /etc/nftproxy/config.yaml"));
+        assertTrue(unit.contains("ExecStartPre=+/usr/bin/env NFTPROXY_NO_CDS=1 /bin/true run --init-only --config /etc/nftproxy/config.yaml"));
         Path copy = Files.writeString(tmp.resolve("nftproxy.service"), unit);
         Result verify = run(List.of(analyze, "verify", copy.toString()));
         // verify exits 0 even for unknown or misplaced keys, so any output at all is a finding.
@@ -199,6 +201,9 @@ class UnitFilesTest {
                 .filter(l -> !l.isEmpty() && !l.startsWith("#")).collect(Collectors.toList());
         for (String required : List.of("Type=notify", "NotifyAccess=main", "WatchdogSec=30s", "Restart=always",
                 "ExecStart=/usr/local/bin/nftproxy run --config /etc/nftproxy/config.yaml", "RestartSec=2s",
+                // The sysctls are set by a privileged pre-start, so the daemon gets a read-only /proc/sys.
+                "ExecStartPre=+/usr/bin/env NFTPROXY_NO_CDS=1 /usr/local/bin/nftproxy run --init-only --config /etc/nftproxy/config.yaml",
+                "ProtectKernelTunables=yes",
                 "OOMScoreAdjust=-999", "TimeoutStopSec=20s", "KillSignal=SIGTERM", "User=nftproxy",
                 "AmbientCapabilities=CAP_NET_ADMIN", "CapabilityBoundingSet=CAP_NET_ADMIN", "NoNewPrivileges=yes",
                 "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes", "PrivateDevices=yes",

@@ -58,8 +58,13 @@ final class NspawnMachine implements AutoCloseable {
                 "--capability=CAP_NET_ADMIN",
                 "--console=passive", "-M", name));
         for (String b : binds) argv.add("--bind-ro=" + b);
-        Process p = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(log.toFile())
-                .redirectInput(new File("/dev/null")).start();
+        ProcessBuilder pb = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(new File("/dev/null"));
+        // nspawn mounts /proc/sys read-only even for the container's root; on a node root writes /proc/sys/net, and
+        // the unit's privileged pre-start sets the conntrack sysctls there (the container's network namespace is the
+        // test's own, so nothing of the host's is written).
+        pb.environment().put("SYSTEMD_NSPAWN_API_VFS_WRITABLE", "network");
+        Process p = pb.start();
         long deadline = System.nanoTime() + BOOT.toNanos();
         long pid1 = -1;
         try {

@@ -26,6 +26,7 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -59,6 +60,11 @@ class SystemdUnitNspawnTest {
     private static KernelNamespace netns;
     private static NspawnMachine machine;
     private static long startMillis;
+    private static final String ESTABLISHED = "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_established";
+    private static final String CLOSE_WAIT = "/proc/sys/net/netfilter/nf_conntrack_tcp_timeout_close_wait";
+    /** The namespace's own values before the unit's first start (the kernel's defaults in a new namespace). */
+    private static String establishedBefore;
+    private static String closeWaitBefore;
 
     @BeforeAll
     static void bootAndInstall() throws Exception {
@@ -84,6 +90,8 @@ class SystemdUnitNspawnTest {
                 "mkdir -p /etc/systemd/system/nftproxy.service.d && cat > /etc/systemd/system/nftproxy.service.d/test.conf");
         assertEquals(0, dropIn.exitCode(), dropIn.stderr());
         machine.ok("systemctl", "daemon-reload");
+        establishedBefore = netns.execChecked("cat", ESTABLISHED).strip();
+        closeWaitBefore = netns.execChecked("cat", CLOSE_WAIT).strip();
     }
 
     /** The cached root, built now when missing and debootstrap is there; null when it cannot be had. */
@@ -139,8 +147,33 @@ class SystemdUnitNspawnTest {
         System.out.printf("systemd: systemctl start returned after %d ms, the table in place%n", startMillis);
     }
 
+    /**
+     * The privileged ExecStartPre (--init-only) set kube-proxy's default TCP timeouts in the container's network
+     * namespace (this test's), which the daemon itself could not: its /proc/sys is read-only (ProtectKernelTunables)
+     * and it is not root. It found them set and wrote nothing.
+     */
     @Test
     @Order(2)
+    void thePreStartSetsTheSysctlsAndTheDaemonRunsWithReadOnlyKernelTunables() throws Exception {
+        assertNotEquals("86400", establishedBefore, "the namespace already had kube-proxy's timeout: nothing to prove");
+        assertEquals("86400", netns.execChecked("cat", ESTABLISHED).strip(), "24h, kube-proxy's default, was " + establishedBefore);
+        assertEquals("3600", netns.execChecked("cat", CLOSE_WAIT).strip(), "1h, kube-proxy's default, was " + closeWaitBefore);
+        assertTrue(machine.property(UNIT, "ExecStartPre").contains("--init-only"), machine.property(UNIT, "ExecStartPre"));
+
+        String pid = machine.property(UNIT, "MainPID");
+        List<String> procSys = machine.ok("cat", "/proc/" + pid + "/mountinfo").lines()
+                .filter(l -> l.split(" ")[4].equals("/proc/sys")).toList();
+        assertFalse(procSys.isEmpty(), "no mount on /proc/sys for the daemon: ProtectKernelTunables is not in effect");
+        assertTrue(procSys.get(procSys.size() - 1).split(" ")[5].startsWith("ro"), "the daemon's /proc/sys: " + procSys);
+
+        String journal = machine.ok("journalctl", "-u", UNIT, "--no-pager", "-o", "cat");
+        assertTrue(journal.contains("nf_conntrack_tcp_timeout_established=86400 (was " + establishedBefore + ")"), journal);
+        // A daemon that had tried to write one would have failed its start on the read-only mount.
+        assertFalse(journal.contains("Read-only file system"), journal);
+    }
+
+    @Test
+    @Order(3)
     void theSandboxHoldsWithNetAdminAloneAndEveryNetlinkUseWorks() throws Exception {
         String pid = machine.property(UNIT, "MainPID");
         String status = machine.ok("cat", "/proc/" + pid + "/status");
@@ -173,7 +206,7 @@ class SystemdUnitNspawnTest {
     }
 
     @Test
-    @Order(3)
+    @Order(4)
     void theWatchdogRestartsAWedgedDaemon() throws Exception {
         String wedged = machine.property(UNIT, "MainPID");
         // "kill -STOP 0" would stop the caller's whole process group (this JVM among it): a real PID or nothing.
@@ -201,7 +234,7 @@ class SystemdUnitNspawnTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void stopLeavesTheUnitInactiveAndTheRulesInPlace() throws Exception {
         String before = machine.ok("nft", "list", "table", "ip", "kube-proxy");
         KernelNamespace.Result stop = machine.exec("systemctl", "stop", UNIT);

@@ -15,11 +15,21 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ApiReachability {
     private static final Logger LOG = LoggerFactory.getLogger(ApiReachability.class);
 
+    /** What the daemon does meanwhile. */
+    public static final String DAEMON = "the kernel table stays as it is";
+
     private final String url;
+    private final String meanwhile;
     private final Map<String, String> problems = new ConcurrentHashMap<>();
     private String state;
 
-    public ApiReachability(String url) { this.url = url; }
+    public ApiReachability(String url) { this(url, DAEMON); }
+
+    /** @param meanwhile what happens while the server is unusable, as the end of the WARN line */
+    public ApiReachability(String url, String meanwhile) {
+        this.url = url;
+        this.meanwhile = meanwhile;
+    }
 
     /** {@code kind} failed during {@code what}; logged when the server's state is new. */
     public void failed(String kind, String what, ApiServer.Failure failure, Throwable cause, long retryMs) {
@@ -28,8 +38,8 @@ public final class ApiReachability {
             if (Objects.equals(state, failure.category())) return;
             state = failure.category();
         }
-        LOG.warn("API server unusable url={} kind={} during={} cause=\"{}\"; retrying with backoff up to {} s, the kernel table stays as it is",
-                url, kind, what, failure.detail(), retryMs / 1000);
+        LOG.warn("API server unusable url={} kind={} during={} cause=\"{}\"; retrying with backoff up to {} s, {}",
+                url, kind, what, failure.detail(), retryMs / 1000, meanwhile);
         if (cause != null) LOG.debug("API failure detail kind={}", kind, cause);
     }
 
