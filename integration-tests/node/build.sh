@@ -136,6 +136,12 @@ if want cni && [[ ! -x "$CNIBIN/portmap" ]]; then
 fi
 
 # ---- images, written as OCI archives by oci-image.py (no registry, no container builder) --------------------
+apt_mirror() { # the first non-security Debian archive URI of apt's own sources (deb822 or one-line form)
+  local f
+  for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
+    [[ -r "$f" ]] && sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p; s/^deb  *\(http[^ ]*\) .*/\1/p' "$f"
+  done | grep debian | grep -v security | head -1 || true
+}
 if want images; then
   # Image names and tags are the ones e2e.test itself asks for (its --list-images), so nothing here hard-codes them.
   step="reading the image list of e2e.test"
@@ -162,7 +168,7 @@ if want images; then
     if [[ ! -x "$root/bin/bash" ]]; then
       rm -rf "$root"
       # The mirror is taken from this machine's own apt configuration.
-      mirror="${DEBIAN_MIRROR:-$(sed -n 's/^URIs: \(http[^ ]*\).*/\1/p; s/^deb \(http[^ ]*\) .*/\1/p' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -v security | head -1)}"
+      mirror="${DEBIAN_MIRROR:-$(apt_mirror)}"
       [[ -n "$mirror" ]] || { log "no Debian mirror found in apt's configuration; set DEBIAN_MIRROR"; false; }
       timed debootstrap nice -n 19 debootstrap --variant=minbase \
         --include=curl,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates bookworm "$root" "$mirror"

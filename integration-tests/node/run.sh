@@ -53,6 +53,10 @@ for b in "$APIBIN/etcd" "$APIBIN/kube-apiserver" "$BIN/kubelet" "$BIN/kube-contr
   [[ -x "$b" ]] || { log "missing $b"; exit 2; }
 done
 fi
+if [[ "$NODE_PROXY" == nftproxy && -z "$STOP_AFTER" ]]; then
+  # The launcher builds the jar when a source is newer; done here, outside the namespaces, so the proxy starts at once.
+  "$REPO/nftproxy" --version >&2
+fi
 T_BUILT=$(date +%s)
 
 # ---- teardown: pods, proxy, kubelet, runtime, control plane, mounts, cgroups, namespace ------------------------
@@ -281,8 +285,7 @@ wait_for 180 "node $NODE_NAME Ready" kctl wait --for=condition=Ready "node/$NODE
 # ---- service proxy -------------------------------------------------------------------------------------------
 case "$NODE_PROXY" in
   nftproxy)
-    # The real CLI, as an operator runs it; the jar is built on first use.
-    (cd "$REPO" && ./mvnw -B -q -DskipTests package >/dev/null)
+    # The real CLI, as an operator runs it (the jar was built before the namespaces came up).
     start proxy "$REPO/nftproxy" run --kubeconfig "$KC" --hostname-override "$NODE_NAME" --cluster-cidr "$CLUSTER_CIDR"
     wait_for 120 "nftproxy table" fzx nft list table ip kube-proxy ;;
   kube-proxy)
