@@ -147,8 +147,12 @@ if want images; then
   step="reading the image list of e2e.test"
   [[ -x "$BIN/e2e.test" ]] || { log "e2e.test must be built before the images"; false; }
   "$BIN/e2e.test" --list-images > "$IMG/e2e-images.txt"
-  ref_of() { local r; r=$(grep -m1 -E "/$1:[^/]*\$" "$IMG/e2e-images.txt") || { log "e2e.test lists no $1 image"; false; }; echo "$r"; }
-  PAUSE_REF=$(ref_of pause); AGNHOST_REF=$(ref_of agnhost); BUSYBOX_REF=$(ref_of busybox); DNSTEST_REF=$(ref_of glibc-dns-testing)
+  # Every tag the list has for an image of the main registry goes on the one archive (agnhost and busybox each have
+  # two); the copies under other registries are the ones tests expect to fail pulling.
+  refs_of() { local r; r=$(grep -E "^registry\.k8s\.io/(e2e-test-images/)?$1:[^/]*\$" "$IMG/e2e-images.txt" | paste -sd,) \
+      && [[ -n "$r" ]] || { log "e2e.test lists no registry.k8s.io image named $1"; false; }; echo "$r"; }
+  PAUSE_REF=$(refs_of pause); AGNHOST_REF=$(refs_of agnhost); BUSYBOX_REF=$(refs_of busybox); DNSTEST_REF=$(refs_of glibc-dns-testing)
+  [[ "$PAUSE_REF" != *,* ]] || { log "more than one pause image listed: $PAUSE_REF"; false; }
   echo "$PAUSE_REF" > "$IMG/pause.ref"
   if [[ ! -f "$IMG/pause.tar" ]]; then
     step="building the pause image"; log "$step"
