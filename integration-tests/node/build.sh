@@ -45,7 +45,18 @@ gobuild() { nice -n 19 go build -p "$PARALLEL" -trimpath "$@"; }
 mkdir -p "$BIN" "$IMG" "$CNIBIN" "$WORKD"
 
 step="checking the Go toolchain"
-command -v go >/dev/null || { log "go not found; run integration-tests/apiserver/build.sh first (it fetches one)"; false; }
+command -v go >/dev/null || { log "go not found (expected in PATH or /usr/local/go/bin; Debian's golang-go is enough)"; false; }
+GO_MIN="${NFTPROXY_GO_MIN:-1.26.0}"; GO_TOOLCHAIN="${NFTPROXY_GO_TOOLCHAIN:-go1.26.8}"
+have=$(go env GOVERSION 2>/dev/null || go version | awk '{print $3}')
+if [[ "$(printf '%s\n%s\n' "${have#go}" "$GO_MIN" | sort -V | head -1)" != "$GO_MIN" ]]; then
+  # An older go (Debian's) fetches the toolchain module, as the API server build does; after that build it is cached.
+  step="fetching the $GO_TOOLCHAIN toolchain module (have $have, need >= go$GO_MIN)"; log "$step"
+  tc_dir=$(GOTOOLCHAIN=local go mod download -json "golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-amd64" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  [[ -d "$tc_dir/bin" ]] || { log "no toolchain directory for $GO_TOOLCHAIN"; false; }
+  chmod +x "$tc_dir"/bin/* "$tc_dir"/pkg/tool/*/*   # module zips carry no file modes
+  PATH="$tc_dir/bin:$PATH"
+fi
 log "$(go version); cache $DIR"
 
 # ---- the Kubernetes module: build.sh's staging-replace go.mod, generated the same way -------------------------

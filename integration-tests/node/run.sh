@@ -106,7 +106,14 @@ teardown() {
   if [[ -n "${NODE_KEEP_WORK:-}" ]]; then log "work dir kept: $WORK"; else
     [[ -n "${E2E_REPORT_DIR:-}" ]] && mkdir -p "$E2E_REPORT_DIR" && cp -r "$LOGS" "$E2E_REPORT_DIR/node-logs" 2>/dev/null
     rm -rf "$WORK"; fi
-  log "teardown done"
+  # What must be gone: a leftover fails the run even when the tests passed.
+  local left=""
+  ip netns list 2>/dev/null | grep -qw "$NS" && left+=" netns $NS;"
+  grep -q "$RUN" /proc/self/mounts && left+=" mounts: $(grep -c "$RUN" /proc/self/mounts);"
+  [[ -n "$(cg_dirs)" ]] && left+=" cgroups: $(cg_dirs | tr '\n' ' ');"
+  pgrep -f "$RUN" >/dev/null && left+=" processes: $(pgrep -f "$RUN" | tr '\n' ' ');"
+  if [[ -n "$left" ]]; then log "ERROR: teardown left behind:$left"; [[ $rc -eq 0 ]] && rc=1
+  else log "teardown done: no netns, mount, cgroup or process of $RUN left"; fi
   exit "$rc"
 }
 trap teardown EXIT
