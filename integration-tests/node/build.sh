@@ -20,7 +20,8 @@ CACHE_ROOT="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}"
 DIR="$CACHE_ROOT/node-$K8S_VERSION"
 BIN="$DIR/bin"; IMG="$DIR/images"; CNIBIN="$DIR/cni-bin"; WORKD="$DIR/work"
 export GOMODCACHE="${GOMODCACHE_OVERRIDE:-$CACHE_ROOT/go-mod}"
-export GOCACHE="$WORKD/go-build"
+# NFTPROXY_GOCACHE: start from another build's cache (CI passes the API server build's: most k8s.io packages are shared).
+export GOCACHE="${NFTPROXY_GOCACHE:-$WORKD/go-build}"
 export GOFLAGS="-modcacherw"
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
