@@ -57,6 +57,10 @@ if [[ "$NODE_PROXY" == nftproxy && -z "$STOP_AFTER" ]]; then
   # The launcher builds the jar when a source is newer; done here, outside the namespaces, so the proxy starts at once.
   "$REPO/nftproxy" --version >&2
 fi
+if [[ "$NODE_PROXY" == nftproxy-daemonset && -z "$STOP_AFTER" ]]; then
+  # The image is made from the current jar on every run (about 30 s), into the run's own directory.
+  NFTPROXY_IMAGE=$("$HERE/nftproxy-image.sh" "$WORK/nftproxy-image.tar" | tail -1)
+fi
 T_BUILT=$(date +%s)
 
 # ---- teardown: pods, proxy, kubelet, runtime, control plane, mounts, cgroups, namespace ------------------------
@@ -78,6 +82,7 @@ teardown() {
   if [[ -n "$HOLDER" && -n "${BIN:-}" ]] && kill -0 "$HOLDER" 2>/dev/null && [[ -f "$WORK/admin.kubeconfig" ]]; then
     # Deleting the pods through the API lets the kubelet run CNI DEL for each; bounded.
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete deployment -n kube-system coredns --wait=false >/dev/null 2>&1
+    fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete daemonset -n kube-system kube-proxy --wait=false >/dev/null 2>&1
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete pods --all -A --grace-period=1 --timeout=60s >/dev/null 2>&1
   fi
   if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
@@ -258,7 +263,7 @@ if [[ "$STOP_AFTER" == runtime ]]; then
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
   log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
 fi
-for t in "$IMG"/*.tar; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
+for t in "$IMG"/*.tar ${NFTPROXY_IMAGE:+"$WORK/nftproxy-image.tar"}; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
 log "images imported: $(ls "$IMG" | tr '\n' ' ')"
 
 echo "nameserver 192.0.2.53" > "$WORK/resolv.conf"
@@ -301,7 +306,13 @@ case "$NODE_PROXY" in
       --cluster-cidr="$CLUSTER_CIDR" --conntrack-max-per-core=0 --metrics-bind-address=127.0.0.1:10249 \
       --healthz-bind-address=127.0.0.1:10256
     wait_for 120 "kube-proxy table" fzx nft list table ip kube-proxy ;;
-  *) log "NODE_PROXY must be nftproxy or kube-proxy"; exit 2 ;;
+  nftproxy-daemonset)
+    sed -e "s|@IMAGE@|$NFTPROXY_IMAGE|" -e "s|@API_SERVER@|https://$NODE_IP:$API_PORT|" -e "s|@CLUSTER_CIDR@|$CLUSTER_CIDR|" \
+      "$HERE/nftproxy-daemonset.yaml" > "$WORK/nftproxy-daemonset.yaml"
+    kctl apply -f "$WORK/nftproxy-daemonset.yaml" >/dev/null
+    wait_for 180 "nftproxy DaemonSet ready" kctl -n kube-system rollout status daemonset/kube-proxy --timeout=1s
+    wait_for 60 "nftproxy table" fzx nft list table ip kube-proxy ;;
+  *) log "NODE_PROXY must be nftproxy, nftproxy-daemonset or kube-proxy"; exit 2 ;;
 esac
 
 # ---- cluster DNS ---------------------------------------------------------------------------------------------
