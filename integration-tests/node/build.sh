@@ -191,6 +191,11 @@ if want images; then
       rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
     fi
     cp "$BIN/agnhost" "$root/agnhost"
+    # agnhost's porter serves its TLS ports with /localhost.crt and /localhost.key, which upstream's image carries.
+    if [[ ! -s "$root/localhost.crt" ]]; then
+      openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+        -keyout "$root/localhost.key" -out "$root/localhost.crt" 2>/dev/null
+    fi
     python3 "$HERE/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
     python3 "$HERE/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
     python3 "$HERE/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash
