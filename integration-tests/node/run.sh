@@ -124,9 +124,11 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wait_for() { # SECONDS WHAT CMD...: bounded wait
-  local secs=$1 what=$2 i; shift 2
-  for ((i = 0; i < secs; i++)); do "$@" >/dev/null 2>&1 && { log "$what: ready after ${i}s"; return 0; }; sleep 1; done
+wait_for() { # SECONDS WHAT CMD...: bounded by the clock, however long each try takes
+  local secs=$1 what=$2 t0; shift 2; t0=$(date +%s)
+  while (( $(date +%s) - t0 < secs )); do
+    "$@" >/dev/null 2>&1 && { log "$what: ready after $(( $(date +%s) - t0 ))s"; return 0; }; sleep 1
+  done
   log "$what: not ready after ${secs}s"; return 1
 }
 
