@@ -174,21 +174,25 @@ if want images; then
     gcc -Os -static -DVERSION="v${PAUSE_REF##*:}" -o "$WORKD/pause-root/pause" "$KDIR/build/pause/linux/pause.c"
     python3 "$HERE/oci-image.py" "$WORKD/pause-root" "$PAUSE_REF" "$IMG/pause.tar" --entrypoint /pause
   fi
-  if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" ]]; then
+  root="$WORKD/testroot"
+  # The tests run these tools inside the pods (wget: the host-exec pods' service checks, in busybox upstream).
+  pkgs=curl,wget,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates
+  if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" \
+        || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]]; then
     # Upstream's agnhost is Alpine plus network tools; a Debian minbase with the same tools stands in, and the same
     # root file system serves as busybox and glibc-dns-testing (only sh, nslookup/dig and friends are used).
     step="debootstrap of the test image root file system"; log "$step"
     command -v debootstrap >/dev/null || { log "debootstrap is needed (apt-get install debootstrap)"; false; }
     [[ -x "$BIN/agnhost" ]] || { log "agnhost must be built first"; false; }
-    root="$WORKD/testroot"
-    if [[ ! -x "$root/bin/bash" ]]; then
+    if [[ ! -x "$root/bin/bash" || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]]; then
       rm -rf "$root"
       # The mirror is taken from this machine's own apt configuration.
       mirror="${DEBIAN_MIRROR:-$(apt_mirror)}"
       [[ -n "$mirror" ]] || { log "no Debian mirror found in apt's configuration; set DEBIAN_MIRROR"; false; }
       timed debootstrap nice -n 19 debootstrap --variant=minbase \
-        --include=curl,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates bookworm "$root" "$mirror"
+        --include="$pkgs" bookworm "$root" "$mirror"
       rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+      echo "$pkgs" > "$root/.nftp-packages"
     fi
     cp "$BIN/agnhost" "$root/agnhost"
     # agnhost's porter serves its TLS ports with /localhost.crt and /localhost.key, which upstream's image carries.
