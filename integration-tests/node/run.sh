@@ -79,6 +79,9 @@ teardown() {
   trap - EXIT INT TERM ERR
   set +eu
   log "teardown (exit $rc)"
+  if [[ -n "${E2E_PID:-}" ]] && kill -0 "$E2E_PID" 2>/dev/null; then
+    kill -TERM "$E2E_PID"; for _ in $(seq 60); do kill -0 "$E2E_PID" 2>/dev/null || break; sleep 1; done
+  fi
   if [[ -n "$HOLDER" && -n "${BIN:-}" ]] && kill -0 "$HOLDER" 2>/dev/null && [[ -f "$WORK/admin.kubeconfig" ]]; then
     # Deleting the pods through the API lets the kubelet run CNI DEL for each; bounded.
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete deployment -n kube-system coredns --wait=false >/dev/null 2>&1
@@ -329,10 +332,15 @@ log "node up in $((T_UP - T0)) s (binaries checked in $((T_BUILT - T_START)) s)"
 REPORT="${E2E_REPORT_DIR:-$WORK/report}"; mkdir -p "$REPORT"
 log "e2e.test --ginkgo.focus='$E2E_FOCUS' (proxy: $NODE_PROXY), JUnit into $REPORT"
 set +e
-fzx "$BIN/e2e.test" --kubeconfig="$KC" --provider=local --kubectl-path="$BIN/kubectl" \
+nsenter -t "$HOLDER" -m -n -- "$BIN/e2e.test" --kubeconfig="$KC" --provider=local --kubectl-path="$BIN/kubectl" \
   --ginkgo.focus="$E2E_FOCUS" ${E2E_SKIP:+--ginkgo.skip="$E2E_SKIP"} --ginkgo.no-color --ginkgo.timeout="$E2E_TIMEOUT" \
-  --report-dir="$REPORT" --ginkgo.junit-report="$REPORT/junit-ginkgo.xml" --dump-logs-on-failure=false 2>&1 | tee "$LOGS/e2e.log"
-e2e_rc=${PIPESTATUS[0]}
+  --report-dir="$REPORT" --ginkgo.junit-report="$REPORT/junit-ginkgo.xml" --dump-logs-on-failure=false > "$LOGS/e2e.log" 2>&1 &
+# In the background, so INT/TERM reach the trap at once (bash defers traps while a foreground job runs); the trap
+# sends e2e.test TERM (a background job ignores INT), on which Ginkgo stops and writes its report.
+E2E_PID=$!
+tail -n +1 --pid="$E2E_PID" -f "$LOGS/e2e.log" &
+wait "$E2E_PID"; e2e_rc=$?
+E2E_PID=""
 set -e
 T_E2E=$(date +%s)
 log "e2e exit $e2e_rc in $((T_E2E - T_UP)) s; $(grep -E '^(Ran|SUCCESS|FAIL)' "$LOGS/e2e.log" | tr '\n' ' ')"
