@@ -20,7 +20,8 @@ CACHE_ROOT="${NFTPROXY_TEST_CACHE:-$HOME/.cache/nftproxy}"
 DIR="$CACHE_ROOT/node-$K8S_VERSION"
 BIN="$DIR/bin"; IMG="$DIR/images"; CNIBIN="$DIR/cni-bin"; WORKD="$DIR/work"
 export GOMODCACHE="${GOMODCACHE_OVERRIDE:-$CACHE_ROOT/go-mod}"
-export GOCACHE="$WORKD/go-build"
+# NFTPROXY_GOCACHE: start from another build's cache (CI passes the API server build's: most k8s.io packages are shared).
+export GOCACHE="${NFTPROXY_GOCACHE:-$WORKD/go-build}"
 export GOFLAGS="-modcacherw"
 export GOTOOLCHAIN=local
 export CGO_ENABLED=0
@@ -45,7 +46,18 @@ gobuild() { nice -n 19 go build -p "$PARALLEL" -trimpath "$@"; }
 mkdir -p "$BIN" "$IMG" "$CNIBIN" "$WORKD"
 
 step="checking the Go toolchain"
-command -v go >/dev/null || { log "go not found; run integration-tests/apiserver/build.sh first (it fetches one)"; false; }
+command -v go >/dev/null || { log "go not found (expected in PATH or /usr/local/go/bin; Debian's golang-go is enough)"; false; }
+GO_MIN="${NFTPROXY_GO_MIN:-1.26.0}"; GO_TOOLCHAIN="${NFTPROXY_GO_TOOLCHAIN:-go1.26.8}"
+have=$(go env GOVERSION 2>/dev/null || go version | awk '{print $3}')
+if [[ "$(printf '%s\n%s\n' "${have#go}" "$GO_MIN" | sort -V | head -1)" != "$GO_MIN" ]]; then
+  # An older go (Debian's) fetches the toolchain module, as the API server build does; after that build it is cached.
+  step="fetching the $GO_TOOLCHAIN toolchain module (have $have, need >= go$GO_MIN)"; log "$step"
+  tc_dir=$(GOTOOLCHAIN=local go mod download -json "golang.org/toolchain@v0.0.1-$GO_TOOLCHAIN.linux-amd64" \
+    | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+  [[ -d "$tc_dir/bin" ]] || { log "no toolchain directory for $GO_TOOLCHAIN"; false; }
+  chmod +x "$tc_dir"/bin/* "$tc_dir"/pkg/tool/*/*   # module zips carry no file modes
+  PATH="$tc_dir/bin:$PATH"
+fi
 log "$(go version); cache $DIR"
 
 # ---- the Kubernetes module: build.sh's staging-replace go.mod, generated the same way -------------------------
@@ -136,13 +148,23 @@ if want cni && [[ ! -x "$CNIBIN/portmap" ]]; then
 fi
 
 # ---- images, written as OCI archives by oci-image.py (no registry, no container builder) --------------------
+apt_mirror() { # the first non-security Debian archive URI of apt's own sources (deb822 or one-line form)
+  local f
+  for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
+    [[ -r "$f" ]] && sed -n 's/^URIs: *\(http[^ ]*\).*/\1/p; s/^deb  *\(http[^ ]*\) .*/\1/p' "$f"
+  done | grep debian | grep -v security | head -1 || true
+}
 if want images; then
   # Image names and tags are the ones e2e.test itself asks for (its --list-images), so nothing here hard-codes them.
   step="reading the image list of e2e.test"
   [[ -x "$BIN/e2e.test" ]] || { log "e2e.test must be built before the images"; false; }
   "$BIN/e2e.test" --list-images > "$IMG/e2e-images.txt"
-  ref_of() { local r; r=$(grep -m1 -E "/$1:[^/]*\$" "$IMG/e2e-images.txt") || { log "e2e.test lists no $1 image"; false; }; echo "$r"; }
-  PAUSE_REF=$(ref_of pause); AGNHOST_REF=$(ref_of agnhost); BUSYBOX_REF=$(ref_of busybox); DNSTEST_REF=$(ref_of glibc-dns-testing)
+  # Every tag the list has for an image of the main registry goes on the one archive (agnhost and busybox each have
+  # two); the copies under other registries are the ones tests expect to fail pulling.
+  refs_of() { local r; r=$(grep -E "^registry\.k8s\.io/(e2e-test-images/)?$1:[^/]*\$" "$IMG/e2e-images.txt" | paste -sd,) \
+      && [[ -n "$r" ]] || { log "e2e.test lists no registry.k8s.io image named $1"; false; }; echo "$r"; }
+  PAUSE_REF=$(refs_of pause); AGNHOST_REF=$(refs_of agnhost); BUSYBOX_REF=$(refs_of busybox); DNSTEST_REF=$(refs_of glibc-dns-testing)
+  [[ "$PAUSE_REF" != *,* ]] || { log "more than one pause image listed: $PAUSE_REF"; false; }
   echo "$PAUSE_REF" > "$IMG/pause.ref"
   if [[ ! -f "$IMG/pause.tar" ]]; then
     step="building the pause image"; log "$step"
@@ -152,23 +174,32 @@ if want images; then
     gcc -Os -static -DVERSION="v${PAUSE_REF##*:}" -o "$WORKD/pause-root/pause" "$KDIR/build/pause/linux/pause.c"
     python3 "$HERE/oci-image.py" "$WORKD/pause-root" "$PAUSE_REF" "$IMG/pause.tar" --entrypoint /pause
   fi
-  if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" ]]; then
+  root="$WORKD/testroot"
+  # The tests run these tools inside the pods (wget: the host-exec pods' service checks, in busybox upstream).
+  pkgs=curl,wget,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates
+  if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" \
+        || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]]; then
     # Upstream's agnhost is Alpine plus network tools; a Debian minbase with the same tools stands in, and the same
     # root file system serves as busybox and glibc-dns-testing (only sh, nslookup/dig and friends are used).
     step="debootstrap of the test image root file system"; log "$step"
     command -v debootstrap >/dev/null || { log "debootstrap is needed (apt-get install debootstrap)"; false; }
     [[ -x "$BIN/agnhost" ]] || { log "agnhost must be built first"; false; }
-    root="$WORKD/testroot"
-    if [[ ! -x "$root/bin/bash" ]]; then
+    if [[ ! -x "$root/bin/bash" || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]]; then
       rm -rf "$root"
       # The mirror is taken from this machine's own apt configuration.
-      mirror="${DEBIAN_MIRROR:-$(sed -n 's/^URIs: \(http[^ ]*\).*/\1/p; s/^deb \(http[^ ]*\) .*/\1/p' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -v security | head -1)}"
+      mirror="${DEBIAN_MIRROR:-$(apt_mirror)}"
       [[ -n "$mirror" ]] || { log "no Debian mirror found in apt's configuration; set DEBIAN_MIRROR"; false; }
       timed debootstrap nice -n 19 debootstrap --variant=minbase \
-        --include=curl,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates bookworm "$root" "$mirror"
+        --include="$pkgs" bookworm "$root" "$mirror"
       rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+      echo "$pkgs" > "$root/.nftp-packages"
     fi
     cp "$BIN/agnhost" "$root/agnhost"
+    # agnhost's porter serves its TLS ports with /localhost.crt and /localhost.key, which upstream's image carries.
+    if [[ ! -s "$root/localhost.crt" ]]; then
+      openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
+        -keyout "$root/localhost.key" -out "$root/localhost.crt" 2>/dev/null
+    fi
     python3 "$HERE/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
     python3 "$HERE/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
     python3 "$HERE/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes a directory as a one-layer OCI image archive that `ctr images import` accepts.
 
-    oci-image.py ROOTFS REF OUT.tar [--entrypoint PATH] [--cmd ARG ...]
+    oci-image.py ROOTFS REF[,REF...] OUT.tar [--entrypoint PATH] [--cmd ARG ...]
+
+Several comma-separated references name the same image (one index entry each), so one archive serves every tag.
 
 No registry and no container builder are involved: the layer is an uncompressed tar of ROOTFS with
 owners reset to root and times to zero, so the same input always gives the same digest.
@@ -61,11 +63,15 @@ def main():
         "config": dict(mediaType="application/vnd.oci.image.config.v1+json", **config),
         "layers": [dict(mediaType="application/vnd.oci.image.layer.v1.tar", **layer)],
     }).encode())
+    refs = a.ref.split(",")
+    for ref in refs:
+        if ":" not in ref.rsplit("/", 1)[-1]:
+            ap.error(f"reference without a tag: {ref!r}")
     index = {"schemaVersion": 2, "manifests": [dict(
         mediaType="application/vnd.oci.image.manifest.v1+json", **manifest,
         platform={"architecture": "amd64", "os": "linux"},
-        annotations={"io.containerd.image.name": a.ref,
-                     "org.opencontainers.image.ref.name": a.ref.rsplit(":", 1)[1]})]}
+        annotations={"io.containerd.image.name": ref,
+                     "org.opencontainers.image.ref.name": ref.rsplit(":", 1)[1]}) for ref in refs]}
 
     tmp = a.out + ".tmp"
     with tarfile.open(tmp, "w") as tar:
@@ -78,7 +84,7 @@ def main():
         for digest, data in blobs.items():
             add("blobs/sha256/" + digest.split(":", 1)[1], data)
     os.replace(tmp, a.out)
-    print(a.ref, manifest["digest"])
+    print(" ".join(refs), manifest["digest"])
 
 
 if __name__ == "__main__":

@@ -53,6 +53,14 @@ for b in "$APIBIN/etcd" "$APIBIN/kube-apiserver" "$BIN/kubelet" "$BIN/kube-contr
   [[ -x "$b" ]] || { log "missing $b"; exit 2; }
 done
 fi
+if [[ "$NODE_PROXY" == nftproxy && -z "$STOP_AFTER" ]]; then
+  # The launcher builds the jar when a source is newer; done here, outside the namespaces, so the proxy starts at once.
+  "$REPO/nftproxy" --version >&2
+fi
+if [[ "$NODE_PROXY" == nftproxy-daemonset && -z "$STOP_AFTER" ]]; then
+  # The image is made from the current jar on every run (about 30 s), into the run's own directory.
+  NFTPROXY_IMAGE=$("$HERE/nftproxy-image.sh" "$WORK/nftproxy-image.tar" | tail -1)
+fi
 T_BUILT=$(date +%s)
 
 # ---- teardown: pods, proxy, kubelet, runtime, control plane, mounts, cgroups, namespace ------------------------
@@ -71,9 +79,13 @@ teardown() {
   trap - EXIT INT TERM ERR
   set +eu
   log "teardown (exit $rc)"
+  if [[ -n "${E2E_PID:-}" ]] && kill -0 "$E2E_PID" 2>/dev/null; then
+    kill -TERM "$E2E_PID"; for _ in $(seq 60); do kill -0 "$E2E_PID" 2>/dev/null || break; sleep 1; done
+  fi
   if [[ -n "$HOLDER" && -n "${BIN:-}" ]] && kill -0 "$HOLDER" 2>/dev/null && [[ -f "$WORK/admin.kubeconfig" ]]; then
     # Deleting the pods through the API lets the kubelet run CNI DEL for each; bounded.
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete deployment -n kube-system coredns --wait=false >/dev/null 2>&1
+    fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete daemonset -n kube-system kube-proxy --wait=false >/dev/null 2>&1
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete pods --all -A --grace-period=1 --timeout=60s >/dev/null 2>&1
   fi
   if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
@@ -102,15 +114,24 @@ teardown() {
   if [[ -n "${NODE_KEEP_WORK:-}" ]]; then log "work dir kept: $WORK"; else
     [[ -n "${E2E_REPORT_DIR:-}" ]] && mkdir -p "$E2E_REPORT_DIR" && cp -r "$LOGS" "$E2E_REPORT_DIR/node-logs" 2>/dev/null
     rm -rf "$WORK"; fi
-  log "teardown done"
+  # What must be gone: a leftover fails the run even when the tests passed.
+  local left=""
+  ip netns list 2>/dev/null | grep -qw "$NS" && left+=" netns $NS;"
+  grep -q "$RUN" /proc/self/mounts && left+=" mounts: $(grep -c "$RUN" /proc/self/mounts);"
+  [[ -n "$(cg_dirs)" ]] && left+=" cgroups: $(cg_dirs | tr '\n' ' ');"
+  pgrep -f "$RUN" >/dev/null && left+=" processes: $(pgrep -f "$RUN" | tr '\n' ' ');"
+  if [[ -n "$left" ]]; then log "ERROR: teardown left behind:$left"; [[ $rc -eq 0 ]] && rc=1
+  else log "teardown done: no netns, mount, cgroup or process of $RUN left"; fi
   exit "$rc"
 }
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wait_for() { # SECONDS WHAT CMD...: bounded wait
-  local secs=$1 what=$2 i; shift 2
-  for ((i = 0; i < secs; i++)); do "$@" >/dev/null 2>&1 && { log "$what: ready after ${i}s"; return 0; }; sleep 1; done
+wait_for() { # SECONDS WHAT CMD...: bounded by the clock, however long each try takes
+  local secs=$1 what=$2 t0; shift 2; t0=$(date +%s)
+  while (( $(date +%s) - t0 < secs )); do
+    "$@" >/dev/null 2>&1 && { log "$what: ready after $(( $(date +%s) - t0 ))s"; return 0; }; sleep 1
+  done
   log "$what: not ready after ${secs}s"; return 1
 }
 
@@ -247,7 +268,7 @@ if [[ "$STOP_AFTER" == runtime ]]; then
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
   log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
 fi
-for t in "$IMG"/*.tar; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
+for t in "$IMG"/*.tar ${NFTPROXY_IMAGE:+"$WORK/nftproxy-image.tar"}; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
 log "images imported: $(ls "$IMG" | tr '\n' ' ')"
 
 echo "nameserver 192.0.2.53" > "$WORK/resolv.conf"
@@ -281,8 +302,7 @@ wait_for 180 "node $NODE_NAME Ready" kctl wait --for=condition=Ready "node/$NODE
 # ---- service proxy -------------------------------------------------------------------------------------------
 case "$NODE_PROXY" in
   nftproxy)
-    # The real CLI, as an operator runs it; the jar is built on first use.
-    (cd "$REPO" && ./mvnw -B -q -DskipTests package >/dev/null)
+    # The real CLI, as an operator runs it (the jar was built before the namespaces came up).
     start proxy "$REPO/nftproxy" run --kubeconfig "$KC" --hostname-override "$NODE_NAME" --cluster-cidr "$CLUSTER_CIDR"
     wait_for 120 "nftproxy table" fzx nft list table ip kube-proxy ;;
   kube-proxy)
@@ -291,7 +311,13 @@ case "$NODE_PROXY" in
       --cluster-cidr="$CLUSTER_CIDR" --conntrack-max-per-core=0 --metrics-bind-address=127.0.0.1:10249 \
       --healthz-bind-address=127.0.0.1:10256
     wait_for 120 "kube-proxy table" fzx nft list table ip kube-proxy ;;
-  *) log "NODE_PROXY must be nftproxy or kube-proxy"; exit 2 ;;
+  nftproxy-daemonset)
+    sed -e "s|@IMAGE@|$NFTPROXY_IMAGE|" -e "s|@API_SERVER@|https://$NODE_IP:$API_PORT|" -e "s|@CLUSTER_CIDR@|$CLUSTER_CIDR|" \
+      "$HERE/nftproxy-daemonset.yaml" > "$WORK/nftproxy-daemonset.yaml"
+    kctl apply -f "$WORK/nftproxy-daemonset.yaml" >/dev/null
+    wait_for 180 "nftproxy DaemonSet ready" kctl -n kube-system rollout status daemonset/kube-proxy --timeout=1s
+    wait_for 60 "nftproxy table" fzx nft list table ip kube-proxy ;;
+  *) log "NODE_PROXY must be nftproxy, nftproxy-daemonset or kube-proxy"; exit 2 ;;
 esac
 
 # ---- cluster DNS ---------------------------------------------------------------------------------------------
@@ -306,10 +332,15 @@ log "node up in $((T_UP - T0)) s (binaries checked in $((T_BUILT - T_START)) s)"
 REPORT="${E2E_REPORT_DIR:-$WORK/report}"; mkdir -p "$REPORT"
 log "e2e.test --ginkgo.focus='$E2E_FOCUS' (proxy: $NODE_PROXY), JUnit into $REPORT"
 set +e
-fzx "$BIN/e2e.test" --kubeconfig="$KC" --provider=local --kubectl-path="$BIN/kubectl" \
+nsenter -t "$HOLDER" -m -n -- "$BIN/e2e.test" --kubeconfig="$KC" --provider=local --kubectl-path="$BIN/kubectl" \
   --ginkgo.focus="$E2E_FOCUS" ${E2E_SKIP:+--ginkgo.skip="$E2E_SKIP"} --ginkgo.no-color --ginkgo.timeout="$E2E_TIMEOUT" \
-  --report-dir="$REPORT" --ginkgo.junit-report="$REPORT/junit-ginkgo.xml" --dump-logs-on-failure=false 2>&1 | tee "$LOGS/e2e.log"
-e2e_rc=${PIPESTATUS[0]}
+  --report-dir="$REPORT" --ginkgo.junit-report="$REPORT/junit-ginkgo.xml" --dump-logs-on-failure=false > "$LOGS/e2e.log" 2>&1 &
+# In the background, so INT/TERM reach the trap at once (bash defers traps while a foreground job runs); the trap
+# sends e2e.test TERM (a background job ignores INT), on which Ginkgo stops and writes its report.
+E2E_PID=$!
+tail -n +1 --pid="$E2E_PID" -f "$LOGS/e2e.log" &
+wait "$E2E_PID"; e2e_rc=$?
+E2E_PID=""
 set -e
 T_E2E=$(date +%s)
 log "e2e exit $e2e_rc in $((T_E2E - T_UP)) s; $(grep -E '^(Ran|SUCCESS|FAIL)' "$LOGS/e2e.log" | tr '\n' ' ')"

@@ -1,6 +1,7 @@
 package io.nftproxy.source.api;
 
 import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.internal.KubeConfigUtils;
 import io.fabric8.kubernetes.client.internal.SSLUtils;
 
 import javax.net.ssl.SSLContext;
@@ -17,6 +18,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.CertPathBuilderException;
 import java.security.cert.CertificateException;
@@ -41,9 +43,14 @@ public final class ApiServer {
     private volatile Config config;
     private final URI base;
     private volatile HttpClient http;
+    /** The kubeconfig user's tokenFile (kubeadm's kube-proxy kubeconfig has one); fabric8 parses it but never sends it. */
+    private final Path tokenFile;
 
-    private ApiServer(Config config) {
+    private ApiServer(Config config) { this(config, null); }
+
+    private ApiServer(Config config, Path tokenFile) {
         this.config = Objects.requireNonNull(config);
+        this.tokenFile = tokenFile;
         String url = config.getMasterUrl();
         this.base = URI.create(url.endsWith("/") ? url : url + "/");
         this.http = newClient(config);
@@ -53,7 +60,22 @@ public final class ApiServer {
     public static ApiServer fromKubeconfig(Path kubeconfig) {
         File f = kubeconfig.toFile();
         if (!f.canRead()) throw new IllegalArgumentException("kubeconfig " + kubeconfig + " cannot be read");
-        return new ApiServer(Config.fromKubeconfig(null, f));
+        return new ApiServer(Config.fromKubeconfig(null, f), tokenFileOf(kubeconfig));
+    }
+
+    /** The current context's user's tokenFile, relative to the kubeconfig's directory as kubectl resolves it; or null. */
+    private static Path tokenFileOf(Path kubeconfig) {
+        io.fabric8.kubernetes.api.model.Config raw = KubeConfigUtils.parseConfig(kubeconfig.toFile());
+        String context = raw.getCurrentContext();
+        String user = raw.getContexts() == null ? null : raw.getContexts().stream()
+                .filter(c -> Objects.equals(c.getName(), context) && c.getContext() != null)
+                .map(c -> c.getContext().getUser()).findFirst().orElse(null);
+        String file = user == null || raw.getUsers() == null ? null : raw.getUsers().stream()
+                .filter(u -> user.equals(u.getName()) && u.getUser() != null)
+                .map(u -> u.getUser().getTokenFile()).filter(t -> t != null && !t.isBlank()).findFirst().orElse(null);
+        if (file == null) return null;
+        Path dir = kubeconfig.toAbsolutePath().getParent();
+        return dir == null ? Path.of(file) : dir.resolve(file);
     }
 
     /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
@@ -139,11 +161,19 @@ public final class ApiServer {
         }
     }
 
-    private String authorization() {
+    private String authorization() throws IOException {
         Config c = config;
         String token = c.getOauthTokenProvider() != null ? c.getOauthTokenProvider().getToken() : null;
         if (token == null) token = c.getOauthToken();
         if (token == null) token = c.getAutoOAuthToken();
+        if (token == null && tokenFile != null) {
+            // Read on every request, as client-go re-reads it: a projected service-account token is rotated in place.
+            try {
+                token = Files.readString(tokenFile, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new IOException("the kubeconfig's tokenFile " + tokenFile + " cannot be read: " + e.getMessage(), e);
+            }
+        }
         if (token != null && !token.isBlank()) return "Bearer " + token.strip();
         if (c.getUsername() != null && c.getPassword() != null) {
             return "Basic " + Base64.getEncoder().encodeToString((c.getUsername() + ":" + c.getPassword()).getBytes(StandardCharsets.UTF_8));
