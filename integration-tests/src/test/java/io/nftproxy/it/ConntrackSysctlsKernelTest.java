@@ -1,5 +1,7 @@
 package io.nftproxy.it;
 
+import io.nftproxy.it.daemon.DaemonProcess;
+
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
 import org.junit.jupiter.api.Assumptions;
@@ -88,27 +90,16 @@ class ConntrackSysctlsKernelTest {
         Map<String, String> hostBefore = read(null);
         try (KernelNamespace ns = KernelNamespace.create("ctsys")) {
             Assumptions.assumeFalse(writable(ns, "nf_conntrack_max"), "nf_conntrack_max is writable in a namespace here: it would be the host's");
-            String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Path log = Files.createTempFile("nftp-ctsys-", ".log");
-            Process p = new ProcessBuilder("ip", "netns", "exec", ns.name(), javaBin, "-Dlog4j2.configurationFile=log4j2.xml",
-                    "-cp", System.getProperty("java.class.path"),
-                    "io.nftproxy.cli.Main", "run", "--config", "../proxy-daemon/src/test/resources/kubeadm-v1.36-kube-proxy-config.conf",
-                    "--manifests", "../examples", "--hostname-override", "k8s-node-1")
-                    .redirectErrorStream(true).redirectOutput(log.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
             String text;
-            try {
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (!Files.readString(log).contains("first sync done") && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(100);
-                text = Files.readString(log);
-                assertTrue(text.contains("first sync done"), text);
+            try (DaemonProcess d = DaemonProcess.start(ns, java -> java, Map.of(), "--config",
+                    "../proxy-daemon/src/test/resources/kubeadm-v1.36-kube-proxy-config.conf",
+                    "--manifests", "../examples", "--hostname-override", "k8s-node-1")) {
+                boolean synced = d.awaitLog("first sync done", Duration.ofSeconds(60));
+                text = d.log();
+                assertTrue(synced, text);
                 Map<String, String> inNs = read(ns);
                 assertEquals("86400", inNs.get("nf_conntrack_tcp_timeout_established"), text);
                 assertEquals("3600", inNs.get("nf_conntrack_tcp_timeout_close_wait"), text);
-            } finally {
-                p.destroy();
-                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly();
-                Files.deleteIfExists(log);
             }
             assertTrue(text.contains("level=WARN") && text.contains("nf_conntrack_max left at " + hostBefore.get("nf_conntrack_max"))
                     || text.contains("nf_conntrack_max=" + hostBefore.get("nf_conntrack_max")), text);

@@ -1,5 +1,7 @@
 package io.nftproxy.it;
 
+import io.nftproxy.it.daemon.DaemonProcess;
+
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
 import org.junit.jupiter.api.Assumptions;
@@ -7,11 +9,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -128,25 +129,14 @@ class OtherModeLeftoversKernelTest {
     void theDaemonRemovesThemAtStartAndSaysSoOnce() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("leftover")) {
             seed(ns);
-            String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-            Path log = Files.createTempFile("nftp-leftover-", ".log");
-            Process p = new ProcessBuilder("ip", "netns", "exec", ns.name(), javaBin, "-Dlog4j2.configurationFile=log4j2.xml",
-                    "-cp", System.getProperty("java.class.path"), "io.nftproxy.cli.Main", "run", "--manifests", "../examples",
-                    "--hostname-override", "k8s-node-1", "--conntrack-max-per-core=0", "--conntrack-tcp-timeout-established=0",
-                    "--conntrack-tcp-timeout-close-wait=0")
-                    .redirectErrorStream(true).redirectOutput(log.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
             String text;
-            try {
-                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-                while (!Files.readString(log).contains("first sync done") && p.isAlive() && System.nanoTime() < deadline) Thread.sleep(100);
-                text = Files.readString(log);
-                assertTrue(text.contains("first sync done"), text);
+            try (DaemonProcess d = DaemonProcess.start(ns, java -> java, Map.of(), "--manifests", "../examples",
+                    "--hostname-override", "k8s-node-1", "--conntrack-max-per-core=0", "--conntrack-tcp-timeout-established=0",
+                    "--conntrack-tcp-timeout-close-wait=0")) {
+                boolean synced = d.awaitLog("first sync done", Duration.ofSeconds(60));
+                text = d.log();
+                assertTrue(synced, text);
                 assertOnlyKubeProxysGone(ns);
-            } finally {
-                p.destroy();
-                if (!p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly();
-                Files.deleteIfExists(log);
             }
             List<String> lines = text.lines().filter(l -> l.contains("iptables/IPVS-mode leftovers")).toList();
             assertEquals(1, lines.size(), text);

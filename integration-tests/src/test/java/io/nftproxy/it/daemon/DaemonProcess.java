@@ -17,7 +17,7 @@ import java.util.function.UnaryOperator;
  * {@code nftproxy run} as a child JVM inside a test's network namespace ({@code ip netns exec}), so it has a process
  * of its own: its own descriptor limit, its own PATH, its own log. Closing it kills it.
  */
-final class DaemonProcess implements AutoCloseable {
+public final class DaemonProcess implements AutoCloseable {
     private final Process process;
     private final Path log;
 
@@ -30,7 +30,7 @@ final class DaemonProcess implements AutoCloseable {
      * Starts {@code nftproxy run ARGS} in {@code ns}, wrapped by {@code wrap} (a {@code prlimit} in front, say), with
      * {@code env} added to the environment.
      */
-    static DaemonProcess start(KernelNamespace ns, UnaryOperator<List<String>> wrap, Map<String, String> env, String... args)
+    public static DaemonProcess start(KernelNamespace ns, UnaryOperator<List<String>> wrap, Map<String, String> env, String... args)
             throws IOException {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> java = new ArrayList<>(List.of(javaBin, "-Dlog4j2.configurationFile=log4j2.xml", "-cp",
@@ -46,11 +46,11 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /** The daemon's own pid: {@code ip netns exec} and {@code prlimit} exec rather than fork. */
-    long pid() { return process.pid(); }
+    public long pid() { return process.pid(); }
 
-    boolean alive() { return process.isAlive(); }
+    public boolean alive() { return process.isAlive(); }
 
-    String log() {
+    public String log() {
         try {
             return Files.readString(log);
         } catch (IOException e) {
@@ -59,7 +59,7 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /** Waits until the log contains {@code needle}; false when the time is up or the process ended first. */
-    boolean awaitLog(String needle, Duration limit) throws InterruptedException {
+    public boolean awaitLog(String needle, Duration limit) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (System.nanoTime() < deadline) {
             if (log().contains(needle)) return true;
@@ -70,7 +70,7 @@ final class DaemonProcess implements AutoCloseable {
     }
 
     /** Descriptors the daemon has open now. */
-    int openDescriptors() {
+    public int openDescriptors() {
         String[] fds = new File("/proc/" + process.pid() + "/fd").list();
         return fds == null ? -1 : fds.length;
     }
