@@ -27,19 +27,36 @@ public final class HealthCheckNodePorts implements AutoCloseable {
     private final Map<String, ServiceHealth> current = new ConcurrentHashMap<>();
     private final Map<Integer, List<HttpServer>> servers = new HashMap<>();
     private final Map<Integer, String> owner = new HashMap<>();
+    private List<InetAddress> boundTo = List.of();
+    private boolean warnedNoAddress;
 
     public HealthCheckNodePorts(BooleanSupplier proxyHealthy) {
         this.proxyHealthy = proxyHealthy;
     }
 
-    /** Brings the servers in line with {@code wanted}; a port that cannot be bound is logged and retried next sync. */
+    /**
+     * Brings the servers in line with {@code wanted}; a port that cannot be bound is logged and retried next sync.
+     * When the listen addresses change (a node IP came or went), every server is rebound to the new ones; with no
+     * address at all nothing can listen, which is logged once rather than reported as open.
+     */
     public synchronized void sync(Map<String, ServiceHealth> wanted, List<InetAddress> listen) {
         current.clear();
         current.putAll(wanted);
         Map<Integer, String> want = new HashMap<>();
-        wanted.forEach((k, v) -> want.putIfAbsent(v.port(), k));
+        if (listen.isEmpty()) {
+            if (!wanted.isEmpty() && !warnedNoAddress) {
+                LOG.warn("health check nodeports not served: no node address matches nodePortAddresses ports={}",
+                        wanted.values().stream().map(ServiceHealth::port).sorted().toList());
+                warnedNoAddress = true;
+            }
+        } else {
+            warnedNoAddress = false;
+            wanted.forEach((k, v) -> want.putIfAbsent(v.port(), k));
+        }
+        boolean rebind = !listen.equals(boundTo);
+        boundTo = List.copyOf(listen);
         for (Integer port : List.copyOf(servers.keySet())) {
-            if (!port.equals(portOf(want, owner.get(port)))) {
+            if (rebind || !port.equals(portOf(want, owner.get(port)))) {
                 servers.remove(port).forEach(HttpServer::close);
                 LOG.info("health check nodeport closed port={} service={}", port, owner.remove(port));
             }
@@ -53,7 +70,7 @@ public final class HealthCheckNodePorts implements AutoCloseable {
                         new InetSocketAddress(a, e.getKey()), path -> respond(svc)));
                 servers.put(e.getKey(), opened);
                 owner.put(e.getKey(), svc);
-                LOG.info("health check nodeport opened port={} service={}", e.getKey(), svc);
+                LOG.info("health check nodeport opened port={} service={} addresses={}", e.getKey(), svc, listen);
             } catch (Exception ex) {
                 opened.forEach(HttpServer::close);
                 LOG.warn("health check nodeport failed port={} service={} error={}", e.getKey(), svc,

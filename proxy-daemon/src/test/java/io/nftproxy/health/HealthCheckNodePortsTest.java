@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class HealthCheckNodePortsTest {
@@ -36,8 +37,12 @@ class HealthCheckNodePortsTest {
     }
 
     private static HttpResponse<String> get(int port) throws Exception {
+        return get("127.0.0.1", port);
+    }
+
+    private static HttpResponse<String> get(String host, int port) throws Exception {
         return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build()
-                .send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/anything")).timeout(Duration.ofSeconds(3)).build(),
+                .send(HttpRequest.newBuilder(URI.create("http://" + host + ":" + port + "/anything")).timeout(Duration.ofSeconds(3)).build(),
                         HttpResponse.BodyHandlers.ofString());
     }
 
@@ -62,6 +67,25 @@ class HealthCheckNodePortsTest {
                 refused = true;
             }
             assertTrue(refused, "closed when the service went away");
+        }
+    }
+
+    @Test
+    void noAddressOpensNothingAndAChangedAddressRebinds() throws Exception {
+        int port = freePort();
+        Map<String, ServiceHealth> lb = Map.of("demo/lb", new ServiceHealth("demo", "lb", port, 1));
+        InetAddress second = InetAddress.getByName("127.0.0.2");
+        try (HealthCheckNodePorts hc = new HealthCheckNodePorts(() -> true)) {
+            hc.sync(lb, List.of());
+            assertTrue(hc.openPorts().isEmpty(), "nothing can listen without an address");
+            hc.sync(lb, List.of(InetAddress.getLoopbackAddress()));
+            assertEquals(List.of(port), hc.openPorts());
+            assertEquals(200, get("127.0.0.1", port).statusCode());
+            hc.sync(lb, List.of(second));
+            assertEquals(200, get("127.0.0.2", port).statusCode(), "bound to the new address");
+            assertThrows(java.net.ConnectException.class, () -> get("127.0.0.1", port), "left the old one");
+            hc.sync(lb, List.of());
+            assertTrue(hc.openPorts().isEmpty(), "the address went away");
         }
     }
 }
