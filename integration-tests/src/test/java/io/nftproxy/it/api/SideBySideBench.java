@@ -275,7 +275,11 @@ class SideBySideBench {
 
     // ---------------------------------------------------------------- cluster
 
-    private static String endpoint(int k, int which) { return "10.252." + (k / 100) + "." + (k % 100 * 2 + which); }
+    /** Endpoint {@code which} (1 or 2) of service {@code k}: distinct addresses in 10.200-213/16 for up to 437k services, no .0. */
+    private static String endpoint(int k, int which) {
+        int j = k * 2 + which - 1;
+        return "10." + (200 + j / 62_500) + "." + (j / 250 % 250 + 1) + "." + (j % 250 + 1);
+    }
 
     private static void populate(KubernetesClient admin, int n) throws Exception {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
