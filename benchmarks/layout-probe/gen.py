@@ -9,6 +9,9 @@ Layouts (docs/table-layout.md, "Measured: dispatch through data maps"):
   flat      service-ips element `continue`; after the service-ips lookup one rule per endpoint count N:
             `... @flat-ips-N dnat ... numgen random mod N map @flat-endpoints`. No verdict refers to anything
             per service, so a change is element updates of non-verdict sets and maps only.
+  flatlean  flat without its service-ips elements, and a service port without endpoints in the plain set
+            flat-no-endpoints (rejected by a rule in service-endpoints-check) instead of no-endpoint-services
+            `goto reject-chain`: no verdict element per service at all, at the price of those two maps' meaning.
 
 Changes (each on a different service, applied cumulatively in file order):
   add-service, remove-service, add-endpoint (N -> N+1), remove-endpoint (N -> N-1),
@@ -18,12 +21,26 @@ Changes (each on a different service, applied cumulatively in file order):
 Addresses: services 172.16.0.0/12, endpoints 10.0.0.0/8 (private ranges only; the table is loaded in a throwaway
 namespace and no packet is sent).
 
+With FLAT_MAPS=per-count in the environment, the data-map layouts keep one endpoint map per count N
+(flat-endpoints-N) instead of one shared map, so that the rule of a count used for the first time binds an empty map
+(binding a rule to a map walks all its elements); moving a service port between counts then moves its elements.
+
 Usage: gen.py LAYOUT SERVICES ENDPOINTS CHANGES_PER_KIND OUTDIR
 """
 import os
 import sys
 
 FLAT_COUNTS_PRECREATED = 16  # flat: counts 1..16 have their set and rule from the start
+PER_COUNT_MAPS = os.environ.get("FLAT_MAPS", "shared") == "per-count"
+
+
+def emap(n):
+    return "flat-endpoints-%d" % n if PER_COUNT_MAPS else "flat-endpoints"
+
+
+def emap_decl(n):
+    return ('add map ip kube-proxy %s { typeof ip daddr . meta l4proto . tcp dport . numgen random mod 2 '
+            ': ip daddr . tcp dport ; comment "endpoint i of a flat service port" ; }' % emap(n))
 
 
 def cluster_ip(i):
@@ -61,12 +78,14 @@ def skeleton(layout):
         'add map %s no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict ; }' % t,
         'add map %s no-endpoint-nodeports { type inet_proto . inet_service : verdict ; }' % t,
     ]
-    if layout in ("flat", "flatgoto"):
-        out.append('add map %s flat-endpoints { typeof ip daddr . meta l4proto . tcp dport . numgen random mod 2 '
-                   ': ip daddr . tcp dport ; comment "endpoint i of a flat service port" ; }' % t)
-    if layout == "flat":
+    if layout in ("flat", "flatlean", "flatgoto"):
+        for n in (range(1, FLAT_COUNTS_PRECREATED + 1) if PER_COUNT_MAPS else [1]):
+            out.append(emap_decl(n))
+    if layout in ("flat", "flatlean"):
         for n in range(1, FLAT_COUNTS_PRECREATED + 1):
             out.append(flat_set(n))
+    if layout == "flatlean":
+        out.append('add set %s flat-no-endpoints { type ipv4_addr . inet_proto . inet_service ; }' % t)
     for c in ["filter-prerouting-pre-dnat { type filter hook prerouting priority dstnat - 10 ; }",
               "filter-output-pre-dnat { type filter hook output priority -110 ; }",
               "filter-input { type filter hook input priority filter ; }",
@@ -97,7 +116,7 @@ def skeleton(layout):
     r("services", "ip daddr @cluster-ips ip saddr != 10.0.0.0/8 mark set mark or 0x4000")
     r("services", "ip daddr . meta l4proto . th dport vmap @service-ips")
     r("services", "ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports")
-    if layout == "flat":
+    if layout in ("flat", "flatlean"):
         for n in range(1, FLAT_COUNTS_PRECREATED + 1):
             r("services", flat_rule(n))
     r("masquerading", "mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random")
@@ -106,6 +125,8 @@ def skeleton(layout):
     r("firewall-check", "ip daddr . meta l4proto . th dport vmap @firewall-ips")
     r("reject-chain", "reject")
     r("service-endpoints-check", "ip daddr . meta l4proto . th dport vmap @no-endpoint-services")
+    if layout == "flatlean":
+        r("service-endpoints-check", "ip daddr . meta l4proto . th dport @flat-no-endpoints reject")
     r("nodeport-endpoints-check", "ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports")
     out.append("add element %s nodeport-ips { 192.168.10.20 }" % t)
     return out
@@ -122,7 +143,7 @@ def flat_set(n):
 
 
 def flat_dnat(n):
-    return ("dnat ip addr . port to ip daddr . meta l4proto . th dport . numgen random mod %d map @flat-endpoints" % n)
+    return ("dnat ip addr . port to ip daddr . meta l4proto . th dport . numgen random mod %d map @%s" % (n, emap(n)))
 
 
 def flat_rule(n):
@@ -147,6 +168,16 @@ class Table:
         self.eps = {}
         self.counts_with_rules = set(range(1, FLAT_COUNTS_PRECREATED + 1))
 
+    def no_endpoints(self, i, add):
+        t = "ip kube-proxy"
+        if self.layout == "flatlean":
+            if add:
+                return "add element %s flat-no-endpoints { %s }" % (t, self.key(i))
+            return "delete element %s flat-no-endpoints { %s }" % (t, self.key(i))
+        if add:
+            return "add element %s no-endpoint-services { %s : goto reject-chain }" % (t, self.key(i))
+        return "delete element %s no-endpoint-services { %s }" % (t, self.key(i))
+
     def key(self, i):
         return "%s . tcp . 80" % cluster_ip(i)
 
@@ -155,7 +186,9 @@ class Table:
         if n == 0 or n in self.counts_with_rules:
             return
         self.counts_with_rules.add(n)
-        if self.layout == "flat":
+        if PER_COUNT_MAPS and self.layout != "fast":
+            out.append(emap_decl(n))
+        if self.layout in ("flat", "flatlean"):
             out.append(flat_set(n))
             out.append("add rule ip kube-proxy services %s" % flat_rule(n))
         elif self.layout == "flatgoto":
@@ -168,7 +201,7 @@ class Table:
         self.eps[i] = list(eps)
         out.append("add element %s cluster-ips { %s }" % (t, cluster_ip(i)))
         if not eps:
-            out.append("add element %s no-endpoint-services { %s : goto reject-chain }" % (t, self.key(i)))
+            out.append(self.no_endpoints(i, True))
             return out
         self.ensure_count(len(eps), out)
         out += self.dispatch(i, eps, add=True)
@@ -191,23 +224,25 @@ class Table:
                 out.append("delete chain %s %s" % (t, chain(i)))
             return out
         elems = ", ".join("%s . %d : %s . 8080" % (self.key(i), k, ep) for k, ep in enumerate(eps))
-        if self.layout == "flat":
+        if self.layout in ("flat", "flatlean"):
             if add:
-                out.append("add element %s service-ips { %s : continue }" % (t, self.key(i)))
-                out.append("add element %s flat-endpoints { %s }" % (t, elems))
+                if self.layout == "flat":
+                    out.append("add element %s service-ips { %s : continue }" % (t, self.key(i)))
+                out.append("add element %s %s { %s }" % (t, emap(n), elems))
                 out.append("add element %s flat-ips-%d { %s }" % (t, n, self.key(i)))
             else:
                 out.append("delete element %s flat-ips-%d { %s }" % (t, n, self.key(i)))
-                out.append("delete element %s flat-endpoints { %s }" % (t, ", ".join(
+                out.append("delete element %s %s { %s }" % (t, emap(n), ", ".join(
                     "%s . %d" % (self.key(i), k) for k in range(n))))
-                out.append("delete element %s service-ips { %s }" % (t, self.key(i)))
+                if self.layout == "flat":
+                    out.append("delete element %s service-ips { %s }" % (t, self.key(i)))
         else:
             if add:
-                out.append("add element %s flat-endpoints { %s }" % (t, elems))
+                out.append("add element %s %s { %s }" % (t, emap(n), elems))
                 out.append("add element %s service-ips { %s : goto flat-dnat-%d }" % (t, self.key(i), n))
             else:
                 out.append("delete element %s service-ips { %s }" % (t, self.key(i)))
-                out.append("delete element %s flat-endpoints { %s }" % (t, ", ".join(
+                out.append("delete element %s %s { %s }" % (t, emap(n), ", ".join(
                     "%s . %d" % (self.key(i), k) for k in range(n))))
         return out
 
@@ -218,7 +253,7 @@ class Table:
         if eps:
             out += self.dispatch(i, eps, add=False)
         else:
-            out.append("delete element %s no-endpoint-services { %s }" % (t, self.key(i)))
+            out.append(self.no_endpoints(i, False))
         out.append("delete element %s cluster-ips { %s }" % (t, cluster_ip(i)))
         return out
 
@@ -232,10 +267,10 @@ class Table:
             return out
         if not eps:
             out += self.dispatch(i, old, add=False)
-            out.append("add element %s no-endpoint-services { %s : goto reject-chain }" % (t, self.key(i)))
+            out.append(self.no_endpoints(i, True))
             return out
         if not old:
-            out.append("delete element %s no-endpoint-services { %s }" % (t, self.key(i)))
+            out.append(self.no_endpoints(i, False))
             self.ensure_count(len(eps), out)
             out += self.dispatch(i, eps, add=True)
             return out
@@ -244,19 +279,27 @@ class Table:
             out.append("flush chain %s %s" % (t, chain(i)))
             out += ["add rule %s %s %s" % (t, chain(i), r) for r in cascade(eps)]
             return out
-        # data-map layouts: rewrite the index elements that differ, move the key between counts
-        for k in range(len(eps), len(old)):
-            out.append("delete element %s flat-endpoints { %s . %d }" % (t, self.key(i), k))
-        changed = [k for k in range(min(len(old), len(eps))) if old[k] != eps[k]]
-        if changed:
-            out.append("delete element %s flat-endpoints { %s }" % (t, ", ".join(
-                "%s . %d" % (self.key(i), k) for k in changed)))
-        added = changed + list(range(len(old), len(eps)))
-        if added:
-            out.append("add element %s flat-endpoints { %s }" % (t, ", ".join(
-                "%s . %d : %s . 8080" % (self.key(i), k, eps[k]) for k in added)))
+        if PER_COUNT_MAPS and len(old) != len(eps):
+            # the key moves to another count: all its endpoints move to that count's map
+            out.append("delete element %s %s { %s }" % (t, emap(len(old)), ", ".join(
+                "%s . %d" % (self.key(i), k) for k in range(len(old)))))
+            out.append("add element %s %s { %s }" % (t, emap(len(eps)), ", ".join(
+                "%s . %d : %s . 8080" % (self.key(i), k, ep) for k, ep in enumerate(eps))))
+        else:
+            # data-map layouts: rewrite the index elements that differ
+            for k in range(len(eps), len(old)):
+                out.append("delete element %s %s { %s . %d }" % (t, emap(len(old)), self.key(i), k))
+            changed = [k for k in range(min(len(old), len(eps))) if old[k] != eps[k]]
+            if changed:
+                out.append("delete element %s %s { %s }" % (t, emap(len(eps)), ", ".join(
+                    "%s . %d" % (self.key(i), k) for k in changed)))
+            added = changed + list(range(len(old), len(eps)))
+            if added:
+                out.append("add element %s %s { %s }" % (t, emap(len(eps)), ", ".join(
+                    "%s . %d : %s . 8080" % (self.key(i), k, eps[k]) for k in added)))
+        # and the key moves between counts
         if len(old) != len(eps):
-            if self.layout == "flat":
+            if self.layout in ("flat", "flatlean"):
                 out.append("delete element %s flat-ips-%d { %s }" % (t, len(old), self.key(i)))
                 out.append("add element %s flat-ips-%d { %s }" % (t, len(eps), self.key(i)))
             else:
@@ -267,8 +310,8 @@ class Table:
 
 def main():
     layout, services, per, changes, outdir = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    if layout not in ("fast", "flat", "flatgoto"):
-        sys.exit("layout must be fast, flat or flatgoto")
+    if layout not in ("fast", "flat", "flatlean", "flatgoto"):
+        sys.exit("layout must be fast, flat, flatlean or flatgoto")
     os.makedirs(outdir, exist_ok=True)
     epgen = Endpoints()
     table = Table(layout)

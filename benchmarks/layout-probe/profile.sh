@@ -1,7 +1,8 @@
 #!/bin/bash
-# Where the kernel spends one change: loads gen.py's table in a fresh namespace, then records `perf` (kernel call
-# graphs, whole system, while only that `nft -f` runs in it) over each change script of the given kind, and prints
-# the hottest kernel symbols (self and children). Needs root and perf; never touches the root namespace.
+# Where the kernel spends one change: loads gen.py's table in a fresh namespace, applies gen.py's changes in order
+# and records `perf` (call graphs) over each change of the given kind only. Prints, over all those samples, the
+# kernel functions by share of samples spent in them (self) and by share of samples they are on the stack of
+# (total, callees included). Needs root and perf; never touches the root namespace.
 # Usage: benchmarks/layout-probe/profile.sh LAYOUT SERVICES ENDPOINTS KIND [CHANGES=10]
 set -euo pipefail
 layout=${1:?usage: profile.sh LAYOUT SERVICES ENDPOINTS KIND [CHANGES]}
@@ -14,19 +15,27 @@ trap cleanup EXIT
 python3 "$here/gen.py" "$layout" "$services" "$per" "$changes" "$work"
 ip netns add "$ns"
 ip netns exec "$ns" nft -f "$work/full.nft"
-# every change before the first of KIND is applied unprofiled, so the table is in the state gen.py assumed
-files=("$work"/change-*.nft)
-script=$work/changes.sh
-: > "$script"
-for f in "${files[@]}"; do
+echo "# $layout $services x $per, kind $kind, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+k=0
+for f in "$work"/change-*.nft; do
     if [[ $f == *-"$kind".nft ]]; then
-        echo "ip netns exec $ns nft -f $f" >> "$script"
+        k=$((k + 1))
+        perf record -q -g -o "$work/perf-$k.data" -- ip netns exec "$ns" nft -f "$f" 2>/dev/null
     else
-        echo "ip netns exec $ns nft -f $f >/dev/null" >> "$script"
+        ip netns exec "$ns" nft -f "$f"
     fi
 done
-echo "# $layout $services x $per, kind $kind, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-perf record -q -o "$work/perf.data" -g -- bash "$script" 2>/dev/null
-perf report -i "$work/perf.data" --no-children -g none --sort symbol --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -15
-echo "# with children"
-perf report -i "$work/perf.data" --children -g none --sort symbol --stdio 2>/dev/null | grep -E '\[k\] (nf_tables|nft_|nfnetlink)' | head -12
+for d in "$work"/perf-*.data; do perf script -i "$d" -F comm,ip,sym 2>/dev/null; done > "$work/samples.txt"
+# a sample is a header line (the command) followed by its frames, leaf first, and a blank line
+awk '
+    /^[^ \t]/ { n++; leaf = 1; delete seen; next }
+    /^[ \t]+[0-9a-f]+ / { sym = $2; sub(/\+0x.*/, "", sym)
+        if (leaf) { self[sym]++; leaf = 0 }
+        if (!(sym in seen)) { seen[sym] = 1; total[sym]++ } }
+    END {
+        printf "%d samples\n-- self --\n", n
+        for (s in self) printf "%6.2f%%  %s\n", 100 * self[s] / n, s | "sort -rn | head -12"
+        close("sort -rn | head -12")
+        printf "-- total (nf_tables / nfnetlink functions) --\n"
+        for (s in total) if (s ~ /^(nf_tables|nft_|nfnetlink|__nft)/) printf "%6.2f%%  %s\n", 100 * total[s] / n, s | "sort -rn | head -12"
+    }' "$work/samples.txt"
