@@ -204,7 +204,7 @@ final class DaemonLauncher {
     private Wired wire(RunConfiguration rc, OwnProcesses own, SdNotify notify) throws Refused {
         NftClients.Selection sel;
         try {
-            sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
+            sel = cmd.clients().open(rc.config().nftMode(), cmd.netns, own::registerChild);
         } catch (NftException e) {
             throw new Refused(e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable: " + e.getMessage());
         } catch (IOException | RuntimeException e) {
@@ -215,7 +215,7 @@ final class DaemonLauncher {
         NftClient client = sel.client();
         ProxyConfig config = rc.config();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, rc.node(), network,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), network,
                 config.manifests() != null, cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
                 client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());

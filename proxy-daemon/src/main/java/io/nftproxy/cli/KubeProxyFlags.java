@@ -123,7 +123,7 @@ final class KubeProxyFlags {
         }
     }
 
-    /** The flags given, over the file's values in {@code b}; the result is validated with the rest. */
+    /** The flags given, over the file's values in {@code b}; parsed here, checked by the configuration's validate. */
     void applyTo(ProxyConfig.Builder b) {
         if (bindAddress != null) {
             try {
@@ -133,8 +133,8 @@ final class KubeProxyFlags {
             }
         }
         ConntrackSettings c = b.conntrack;
-        if (conntrackMaxPerCore != null) c = c.withMaxPerCore(nonNegative("--conntrack-max-per-core", conntrackMaxPerCore));
-        if (conntrackMin != null) c = c.withMin(nonNegative("--conntrack-min", conntrackMin));
+        if (conntrackMaxPerCore != null) c = c.withMaxPerCore(conntrackMaxPerCore);
+        if (conntrackMin != null) c = c.withMin(conntrackMin);
         if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(duration("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
         if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(duration("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
         if (conntrackTcpBeLiberal != null) c = c.withTcpBeLiberal(conntrackTcpBeLiberal);
@@ -143,14 +143,5 @@ final class KubeProxyFlags {
         b.conntrack = c;
     }
 
-    private static int nonNegative(String flag, int v) {
-        if (v < 0) throw new ConfigException(flag, v, "an integer >= 0 (0 leaves nf_conntrack_max alone)");
-        return v;
-    }
-
-    private static Duration duration(String flag, String value) {
-        Duration d = GoDuration.parse(flag, value);
-        if (d.isNegative()) throw new ConfigException(flag, value, "a duration >= 0 (0 leaves the sysctl alone)");
-        return d;
-    }
+    private static Duration duration(String flag, String value) { return GoDuration.parse(flag, value); }
 }

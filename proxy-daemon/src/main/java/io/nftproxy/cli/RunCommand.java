@@ -210,7 +210,7 @@ public final class RunCommand implements Callable<Integer> {
         if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
-            c.nftMode = nftMode;
+            c.nftMode = rc.config().nftMode();
             c.netns = netns;
             return c.cleanup(out, err);
         }

@@ -107,7 +107,7 @@ class ProxyDaemonTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", freePort());
         b.minSyncPeriod = MIN_SYNC;
         // Loopback addresses never take NodePort traffic; "every address" makes the health-check servers reachable.
-        b.nodePortAddresses = List.of("0.0.0.0/0");
+        b.nodePortAddresses = new io.nftproxy.config.NodePortAddresses(false, List.of(io.nftproxy.net.IpPrefix.parse("0.0.0.0/0")));
         ProxyConfig config = b.build().validate();
         NodeSettings node = new NodeSettings(NODE, List.of(IpAddress.parse("127.0.0.1")), config.clusterCidrs(),
                 config.nodePortAddresses(), false, 14);
