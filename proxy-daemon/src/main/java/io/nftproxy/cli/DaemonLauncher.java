@@ -91,7 +91,7 @@ final class DaemonLauncher {
         }
         try (ProxyDaemon daemon = wired.daemon()) {
             probe(wired);
-            ProxyDaemon.Once once = daemon.syncOnce(load.snapshot());
+            ProxyDaemon.Once once = daemon.runOnce(load.snapshot());
             int exit = ExitCodes.OK;
             for (SyncResult r : once.result().families().values()) {
                 if (r.success()) {

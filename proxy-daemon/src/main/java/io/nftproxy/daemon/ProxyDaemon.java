@@ -333,7 +333,7 @@ public final class ProxyDaemon implements AutoCloseable {
      * after a successful sync the stale UDP conntrack entries go, as after every sync. No lock, servers, monitors or
      * loop: nothing of it runs on after this returns.
      */
-    public Once syncOnce(io.nftproxy.cluster.ClusterSnapshot cluster) {
+    public Once runOnce(io.nftproxy.cluster.ClusterSnapshot cluster) {
         store.replaceAll(cluster);
         store.servicesListed();
         store.endpointSlicesListed();
