@@ -58,9 +58,20 @@ final class DaemonLauncher {
         }
     }
 
-    int run(RunConfiguration rc, PrintWriter err) {
+    /** Runs the daemon until SIGTERM; the exit code. */
+    int run(RunConfiguration rc, PrintWriter err) { return explained(err, () -> daemon(rc)); }
+
+    /** Runs the daemon's sync once; the exit code. */
+    int once(RunConfiguration rc, PrintWriter out, PrintWriter err) { return explained(err, () -> applyOnce(rc, out, err)); }
+
+    @FunctionalInterface
+    private interface Start {
+        int run() throws Refused;
+    }
+
+    private static int explained(PrintWriter err, Start start) {
         try {
-            return daemon(rc, err);
+            return start.run();
         } catch (Refused r) {
             err.println(r.getMessage());
             return r.exit;
@@ -68,27 +79,19 @@ final class DaemonLauncher {
     }
 
     /** The daemon's sync, once, from {@code --manifests}: one line per table, then the conntrack cleanup's. */
-    int once(RunConfiguration rc, PrintWriter out, PrintWriter err) {
+    private int applyOnce(RunConfiguration rc, PrintWriter out, PrintWriter err) throws Refused {
         ProxyConfig config = rc.config();
         if (config.manifests() == null) {
-            err.println("nftproxy: --once applies the tables from a directory: give --manifests DIR");
-            return ExitCodes.USAGE;
+            throw new Refused(ExitCodes.USAGE, "nftproxy: --once applies the tables from a directory: give --manifests DIR");
         }
         LoadResult load;
         try {
             load = new ManifestLoader().load(config.manifests());
         } catch (IOException e) {
-            err.println(NodeOptions.unreadable(config.manifests(), e));
-            return ExitCodes.INPUT_UNREADABLE;
+            throw new Refused(ExitCodes.INPUT_UNREADABLE, NodeOptions.unreadable(config.manifests(), e));
         }
         for (LoadProblem p : load.problems()) err.println("warning: " + p.describe("skipped"));
-        Wired wired;
-        try {
-            wired = wire(rc, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
-        } catch (Refused r) {
-            err.println(r.getMessage());
-            return r.exit;
-        }
+        Wired wired = wire(rc, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
         try (ProxyDaemon daemon = wired.daemon()) {
             probe(wired);
             ProxyDaemon.Once once = daemon.runOnce(load.snapshot());
@@ -113,13 +116,10 @@ final class DaemonLauncher {
                         + (c.errors() > 0 ? ", " + c.errors() + " errors" : ""));
             }
             return exit;
-        } catch (Refused r) {
-            err.println(r.getMessage());
-            return r.exit;
         }
     }
 
-    private int daemon(RunConfiguration rc, PrintWriter err) throws Refused {
+    private int daemon(RunConfiguration rc) throws Refused {
         ProxyConfig config = rc.config();
         ApiServer api = null;
         if (config.manifests() == null) {
@@ -144,15 +144,13 @@ final class DaemonLauncher {
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
             daemon.startServers();
-        } catch (Exception e) {
-            daemon.close();
-            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
-        }
-        try {
             probe(wired);
         } catch (Refused r) {
             daemon.close();
             throw r;
+        } catch (Exception e) {
+            daemon.close();
+            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,

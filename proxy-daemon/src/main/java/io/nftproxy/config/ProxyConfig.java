@@ -88,9 +88,6 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         if (masqueradeBit < 0 || masqueradeBit > 31) {
             out.add(new ConfigException("nftables.masqueradeBit", "--masquerade-bit", masqueradeBit, "an integer 0..31"));
         }
-        if (minSyncPeriod.isNegative()) {
-            out.add(new ConfigException("nftables.minSyncPeriod", "--min-sync-period", minSyncPeriod, "a duration >= 0"));
-        }
         if (syncPeriod.compareTo(Duration.ofSeconds(1)) < 0) {
             out.add(new ConfigException("nftables.syncPeriod", "--sync-period", syncPeriod, "at least 1s"));
         } else if (minSyncPeriod.compareTo(syncPeriod) > 0) {
@@ -142,21 +139,13 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         }
     }
 
-    /** Counts and timeouts are never negative; 0 leaves that sysctl as it is. */
+    /** Counts are never negative (durations cannot be: Go's format as GoDuration reads it has no sign); 0 leaves a sysctl alone. */
     private void conntrack(List<ConfigException> out) {
         ConntrackSettings c = conntrack;
         if (c.maxPerCore() < 0) {
             out.add(new ConfigException("conntrack.maxPerCore", "--conntrack-max-per-core", c.maxPerCore(), "an integer >= 0 (0 leaves nf_conntrack_max alone)"));
         }
         if (c.min() < 0) out.add(new ConfigException("conntrack.min", "--conntrack-min", c.min(), "an integer >= 0"));
-        timeout(out, "conntrack.tcpEstablishedTimeout", "--conntrack-tcp-timeout-established", c.tcpEstablishedTimeout());
-        timeout(out, "conntrack.tcpCloseWaitTimeout", "--conntrack-tcp-timeout-close-wait", c.tcpCloseWaitTimeout());
-        timeout(out, "conntrack.udpTimeout", "--conntrack-udp-timeout", c.udpTimeout());
-        timeout(out, "conntrack.udpStreamTimeout", "--conntrack-udp-timeout-stream", c.udpStreamTimeout());
-    }
-
-    private static void timeout(List<ConfigException> out, String field, String flag, Duration d) {
-        if (d.isNegative()) out.add(new ConfigException(field, flag, d, "a duration >= 0 (0 leaves the sysctl alone)"));
     }
 
     public Builder toBuilder() { return new Builder(this); }
