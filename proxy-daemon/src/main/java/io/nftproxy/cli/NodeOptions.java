@@ -36,7 +36,7 @@ import java.util.List;
 
 /**
  * The options every offline subcommand shares: where the cluster objects come from and which node the table is
- * for. Flag names and defaults follow kube-proxy's. {@link #resolve()} turns them into the renderer's inputs.
+ * for. Flag names and defaults follow kube-proxy's. {@link #render} turns them into the renderer's inputs.
  */
 public final class NodeOptions {
     /** {@link TableLayout#DEFAULT}'s spelling, as an annotation needs a constant (a test keeps the two equal). */
@@ -117,18 +117,13 @@ public final class NodeOptions {
     }
 
     /**
-     * Loads the manifests and builds the node context.
+     * Loads the manifests, or the live cluster when {@code live} has a kubeconfig (then without --manifests), and
+     * builds the node context with {@code detection}, validated as the daemon validates it.
      *
      * @throws ParameterException a flag value is invalid (exit code 2)
      * @throws IOException        the manifest directory is missing or unreadable (exit code 1)
      */
-    public NodeSetup resolve() throws IOException { return resolve(null); }
-
-    /** {@link #resolve()}, from the live cluster when {@code live} has a kubeconfig (then without --manifests). */
-    public NodeSetup resolve(LiveCluster live) throws IOException { return resolve(live, LocalDetection.DEFAULT); }
-
-    /** {@link #resolve(LiveCluster)} with {@code detection}, validated as the daemon validates it. */
-    public NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
+    private NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
         boolean fromApi = live != null && live.given();
         if (fromApi && manifests != null) {
             throw new ParameterException(mixee.commandLine(), "Invalid value for options '--manifests' and "
@@ -171,29 +166,23 @@ public final class NodeOptions {
     }
 
     /**
-     * {@link #resolve()}, with an unreadable manifest directory explained on {@code err} in one line: then null,
-     * and the caller exits with {@link ExitCodes#INPUT_UNREADABLE}.
+     * {@link #resolve}, with an unreadable source explained on {@code err} in one line: then null, and the caller
+     * exits with {@link ExitCodes#INPUT_UNREADABLE}.
      */
-    public NodeSetup resolveOrExplain(PrintWriter err) { return resolveOrExplain(err, null); }
-
-    /** {@link #resolveOrExplain(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
-    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live) { return resolveOrExplain(err, live, LocalDetection.DEFAULT); }
-
-    /** {@link #resolveOrExplain(PrintWriter, LiveCluster)} with {@code detection}. */
-    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
+    private NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
         try {
             return resolve(live, detection);
         } catch (SourceUnreadable e) {
             err.println(e.getMessage());
             return null;
         } catch (IOException e) {
-            err.println(unreadable(e));
+            err.println(unreadable(manifests, e));
             return null;
         }
     }
 
     /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */
-    public void report(NodeSetup setup, PrintWriter err) {
+    private void report(NodeSetup setup, PrintWriter err) {
         for (LoadProblem p : setup.load().problems()) err.println("warning: " + p.describe("skipped"));
         if (verbose) {
             for (LoadProblem p : setup.load().ignored()) err.println("info: " + p.describe("ignored"));
@@ -205,16 +194,14 @@ public final class NodeOptions {
     /** A resolved node setup and what the renderer made of it. */
     public record Rendered(NodeSetup setup, Renderer.Rendering rendering) {}
 
-    /**
-     * Resolves the options, renders, and reports load problems and skipped objects on {@code err}, one line each.
-     * Returns null when the manifests cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
-     */
-    public Rendered render(PrintWriter err) { return render(err, null); }
-
-    /** {@link #render(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
+    /** {@link #render(PrintWriter, LiveCluster, LocalDetection)} with kube-proxy's default detector. */
     public Rendered render(PrintWriter err, LiveCluster live) { return render(err, live, LocalDetection.DEFAULT); }
 
-    /** {@link #render(PrintWriter, LiveCluster)} with the local-traffic detector {@code detection}. */
+    /**
+     * Resolves the options (from the live cluster when {@code live} has a kubeconfig) with the local-traffic detector
+     * {@code detection}, renders, and reports load problems and skipped objects on {@code err}, one line each.
+     * Returns null when the source cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
+     */
     public Rendered render(PrintWriter err, LiveCluster live, LocalDetection detection) {
         NodeSetup setup = resolveOrExplain(err, live, detection);
         if (setup == null) return null;
@@ -244,9 +231,7 @@ public final class NodeOptions {
         }
     }
 
-    /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
-    public String unreadable(IOException e) { return unreadable(manifests, e); }
-
+    /** The one-line error for a manifest directory that could not be read (exit code 1). */
     static String unreadable(Path manifests, IOException e) {
         if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
             return "nftproxy: --manifests " + manifests + ": no such directory";
