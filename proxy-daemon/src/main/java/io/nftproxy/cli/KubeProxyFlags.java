@@ -8,7 +8,6 @@ import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
 import picocli.CommandLine.Option;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -135,13 +134,12 @@ final class KubeProxyFlags {
         ConntrackSettings c = b.conntrack;
         if (conntrackMaxPerCore != null) c = c.withMaxPerCore(conntrackMaxPerCore);
         if (conntrackMin != null) c = c.withMin(conntrackMin);
-        if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(duration("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
-        if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(duration("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
+        if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(GoDuration.parse("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
+        if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(GoDuration.parse("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
         if (conntrackTcpBeLiberal != null) c = c.withTcpBeLiberal(conntrackTcpBeLiberal);
-        if (conntrackUdpTimeout != null) c = c.withUdpTimeout(duration("--conntrack-udp-timeout", conntrackUdpTimeout));
-        if (conntrackUdpStreamTimeout != null) c = c.withUdpStreamTimeout(duration("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout));
+        if (conntrackUdpTimeout != null) c = c.withUdpTimeout(GoDuration.parse("--conntrack-udp-timeout", conntrackUdpTimeout));
+        if (conntrackUdpStreamTimeout != null) c = c.withUdpStreamTimeout(GoDuration.parse("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout));
         b.conntrack = c;
     }
 
-    private static Duration duration(String flag, String value) { return GoDuration.parse(flag, value); }
 }
