@@ -203,11 +203,9 @@ final class DaemonLauncher {
         NftClients.Selection sel;
         try {
             sel = cmd.clients().open(rc.config().nftMode(), cmd.netns, own::registerChild);
-        } catch (NftException e) {
-            throw new Refused(e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable: " + e.getMessage());
         } catch (IOException | RuntimeException e) {
-            throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: cannot open nft" + (cmd.netns == null ? "" : " in netns " + cmd.netns)
-                    + ": " + e.getMessage());
+            throw new Refused(e instanceof NftException n && n.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE,
+                    RunCommand.cannotOpen(e, cmd.netns));
         }
         LOG.info("{}", sel.reason());
         NftClient client = sel.client();

@@ -278,12 +278,16 @@ public final class RunCommand implements Callable<Integer> {
     static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, String netns, PrintWriter err) {
         try {
             return clients.open(mode, netns);
-        } catch (NftException e) {
-            err.println("nftproxy: nft unavailable: " + e.getMessage());
         } catch (IOException | RuntimeException e) {
-            err.println("nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage());
+            err.println(cannotOpen(e, netns));
+            return null;
         }
-        return null;
+    }
+
+    /** Why nft could not be opened in {@code netns}, in one line. */
+    static String cannotOpen(Exception e, String netns) {
+        return e instanceof NftException ? "nftproxy: nft unavailable: " + e.getMessage()
+                : "nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage();
     }
 
     static final class ModeConverter implements picocli.CommandLine.ITypeConverter<NftClients.Mode> {
