@@ -6,7 +6,6 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
