@@ -3,6 +3,8 @@ package io.nftproxy.cli;
 import io.nftproxy.build.BuildInfo;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.conntrack.CleanupReport;
+import io.nftproxy.daemon.NodeNetwork;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
@@ -10,8 +12,12 @@ import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.source.KubernetesSource;
-import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.source.LoadProblem;
+import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.ManifestDirectorySource;
+import io.nftproxy.source.ManifestLoader;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.sync.SyncResult;
 import io.nftproxy.systemd.SdNotify;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,8 +31,9 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code nftproxy run} without {@code --once}: with the {@link RunConfiguration}, opens nftables, starts the daemon on
- * the chosen source and runs until SIGTERM.
+ * {@code nftproxy run}'s two ways, one wiring: with the {@link RunConfiguration}, opens nftables and builds the
+ * {@link ProxyDaemon}; then either runs it on the chosen source until SIGTERM, or ({@code --once}) runs its sync once
+ * on the manifests and exits.
  */
 final class DaemonLauncher {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonLauncher.class);
@@ -40,9 +47,80 @@ final class DaemonLauncher {
     /** How long the start waits for the API server's first answer: a healthy one answers in milliseconds. */
     static final Duration FIRST_CONTACT = Duration.ofSeconds(5);
 
-    int run(RunConfiguration rc, PrintWriter err) {
+    /** A start that cannot go on: the one line that says why, and the exit code. */
+    private static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+        final int exit;
+
+        Refused(int exit, String line) {
+            super(line, null, false, false);
+            this.exit = exit;
+        }
+    }
+
+    /** Runs the daemon until SIGTERM; the exit code. */
+    int run(RunConfiguration rc, PrintWriter err) { return explained(err, () -> daemon(rc)); }
+
+    /** Runs the daemon's sync once; the exit code. */
+    int once(RunConfiguration rc, PrintWriter out, PrintWriter err) { return explained(err, () -> applyOnce(rc, out, err)); }
+
+    @FunctionalInterface
+    private interface Start {
+        int run() throws Refused;
+    }
+
+    private static int explained(PrintWriter err, Start start) {
+        try {
+            return start.run();
+        } catch (Refused r) {
+            err.println(r.getMessage());
+            return r.exit;
+        }
+    }
+
+    /** The daemon's sync, once, from {@code --manifests}: one line per table, then the conntrack cleanup's. */
+    private int applyOnce(RunConfiguration rc, PrintWriter out, PrintWriter err) throws Refused {
         ProxyConfig config = rc.config();
-        NodeSettings node = rc.node();
+        if (config.manifests() == null) {
+            throw new Refused(ExitCodes.USAGE, "nftproxy: --once applies the tables from a directory: give --manifests DIR");
+        }
+        LoadResult load;
+        try {
+            load = new ManifestLoader().load(config.manifests());
+        } catch (IOException e) {
+            throw new Refused(ExitCodes.INPUT_UNREADABLE, NodeOptions.unreadable(config.manifests(), e));
+        }
+        for (LoadProblem p : load.problems()) err.println("warning: " + p.describe("skipped"));
+        Wired wired = wire(rc, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
+        try (ProxyDaemon daemon = wired.daemon()) {
+            probe(wired);
+            ProxyDaemon.Once once = daemon.runOnce(load.snapshot());
+            int exit = ExitCodes.OK;
+            for (SyncResult r : once.result().families().values()) {
+                if (r.success()) {
+                    out.println("applied table " + r.family().nftFamily() + " kube-proxy: " + r.kind().name().toLowerCase(Locale.ROOT)
+                            + " sync, " + r.commands() + " commands" + (r.replaced() ? " (foreign content replaced)" : "")
+                            + ", " + r.duration().toMillis() + " ms");
+                } else if (r.errorKind() == NftException.Kind.PERMISSION) {
+                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: permission denied "
+                            + "(needs CAP_NET_ADMIN): " + r.error());
+                    exit = ExitCodes.PERMISSION_DENIED;
+                } else {
+                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: " + r.error());
+                    if (exit == ExitCodes.OK) exit = ExitCodes.SYNC_FAILED;
+                }
+            }
+            CleanupReport c = once.conntrack();
+            if (c != null && (c.stale() > 0 || c.errors() > 0)) {
+                out.println("conntrack: deleted " + c.deleted() + " of " + c.stale() + " stale UDP entries"
+                        + (c.errors() > 0 ? ", " + c.errors() + " errors" : ""));
+            }
+            return exit;
+        }
+    }
+
+    private int daemon(RunConfiguration rc) throws Refused {
+        ProxyConfig config = rc.config();
         ApiServer api = null;
         if (config.manifests() == null) {
             // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
@@ -50,47 +128,29 @@ final class DaemonLauncher {
                 api = apiServer(config);
                 ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
                 if (failure != null) {
-                    err.println("nftproxy: cannot start: API server " + api.url() + " unusable: " + failure.detail()
-                            + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
-                    return ExitCodes.API_UNUSABLE;
+                    throw new Refused(ExitCodes.API_UNUSABLE, "nftproxy: cannot start: API server " + api.url() + " unusable: "
+                            + failure.detail() + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
                 }
             } catch (IllegalArgumentException e) {
-                err.println("nftproxy: cannot start: " + e.getMessage());
-                return ExitCodes.INPUT_UNREADABLE;
+                throw new Refused(ExitCodes.INPUT_UNREADABLE, "nftproxy: cannot start: " + e.getMessage());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return ExitCodes.OK;
             }
         }
         ApiServer checked = api;
-        OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient client;
-        try {
-            NftClients.Selection sel = cmd.clients().open(cmd.nftMode, cmd.netns, own::registerChild);
-            client = sel.client();
-            LOG.info("{}", sel.reason());
-        } catch (NftException e) {
-            err.println("nftproxy: nft unavailable: " + e.getMessage());
-            return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
-        } catch (IOException | RuntimeException e) {
-            err.println("nftproxy: cannot open nft: " + e.getMessage());
-            return ExitCodes.NFT_UNAVAILABLE;
-        }
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, cmd.netns == null ? io.nftproxy.daemon.NodeNetwork.host() : io.nftproxy.daemon.NodeNetwork.namespace(cmd.netns), config.manifests() != null,
-                cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
-                client, own, SdNotify.fromEnvironment(), Clock.systemUTC());
+        Wired wired = wire(rc, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
+        ProxyDaemon daemon = wired.daemon();
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
             daemon.startServers();
-            daemon.probeNft();
-        } catch (NftException e) {
+            probe(wired);
+        } catch (Refused r) {
             daemon.close();
-            err.println("nftproxy: nft unavailable: " + e.getMessage());
-            return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE;
+            throw r;
         } catch (Exception e) {
             daemon.close();
-            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
-            return ExitCodes.INPUT_UNREADABLE;
+            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
@@ -109,27 +169,66 @@ final class DaemonLauncher {
             LOG.info("started version={} commit={} node={} source={} proxyMode=nftables nft={} layout={} healthz={} metrics={} "
                             + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
-                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", client.describe(),
+                    config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", wired.nft(),
                     cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
-                    detector(config),
-                    join(config.nodePortAddresses()), GoDuration.format(config.minSyncPeriod()), GoDuration.format(config.syncPeriod()));
+                    detector(config), config.nodePortAddresses(), GoDuration.format(config.minSyncPeriod()),
+                    GoDuration.format(config.syncPeriod()));
             stopped.await();
             return ExitCodes.OK;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return ExitCodes.OK;
         } catch (Exception e) {
-            // Our own start errors (a bind, the namespace lock) say what and where in their message; the class
-            // name would only hide it.
-            err.println("nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e));
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
             } catch (IllegalStateException ignored) {
                 // already shutting down
             }
             daemon.close();
-            return ExitCodes.INPUT_UNREADABLE;
+            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
+        }
+    }
+
+    /** Our own start errors (a bind, the namespace lock) say what and where in their message; the class name would only hide it. */
+    private static String cannotStart(Exception e) {
+        return "nftproxy: cannot start: " + (e instanceof IOException && e.getMessage() != null ? e.getMessage() : e);
+    }
+
+    /** The daemon and a description of its nft client, for the start line. */
+    private record Wired(ProxyDaemon daemon, String nft) {}
+
+    /** The daemon on the nft client {@code --nft-mode} selects, in this namespace or {@code --netns}'s. */
+    private Wired wire(RunConfiguration rc, OwnProcesses own, SdNotify notify) throws Refused {
+        NftClients.Selection sel;
+        try {
+            sel = cmd.clients().open(rc.config().nftMode(), cmd.netns, own::registerChild);
+        } catch (IOException | RuntimeException e) {
+            throw new Refused(e instanceof NftException n && n.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE,
+                    RunCommand.cannotOpen(e, cmd.netns));
+        }
+        LOG.info("{}", sel.reason());
+        NftClient client = sel.client();
+        ProxyConfig config = rc.config();
+        NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), network,
+                config.manifests() != null, cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
+                client, own, notify, Clock.systemUTC());
+        return new Wired(daemon, client.describe());
+    }
+
+    /** The first nft call: whether nft works here, and whether we may use it. */
+    private static void probe(Wired wired) throws Refused {
+        try {
+            wired.daemon().probeNft();
+        } catch (NftException e) {
+            if (e.isPermission()) {
+                throw new Refused(ExitCodes.PERMISSION_DENIED, "nftproxy: permission denied: nftables needs CAP_NET_ADMIN "
+                        + "in this network namespace (" + e.getMessage() + ")");
+            }
+            throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e.getMessage());
+        } catch (Exception e) {
+            throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e);
         }
     }
 

@@ -8,7 +8,6 @@ import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
 import picocli.CommandLine.Option;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -123,7 +122,7 @@ final class KubeProxyFlags {
         }
     }
 
-    /** The flags given, over the file's values in {@code b}; the result is validated with the rest. */
+    /** The flags given, over the file's values in {@code b}; parsed here, checked by the configuration's validate. */
     void applyTo(ProxyConfig.Builder b) {
         if (bindAddress != null) {
             try {
@@ -133,24 +132,14 @@ final class KubeProxyFlags {
             }
         }
         ConntrackSettings c = b.conntrack;
-        if (conntrackMaxPerCore != null) c = c.withMaxPerCore(nonNegative("--conntrack-max-per-core", conntrackMaxPerCore));
-        if (conntrackMin != null) c = c.withMin(nonNegative("--conntrack-min", conntrackMin));
-        if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(duration("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
-        if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(duration("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
+        if (conntrackMaxPerCore != null) c = c.withMaxPerCore(conntrackMaxPerCore);
+        if (conntrackMin != null) c = c.withMin(conntrackMin);
+        if (conntrackTcpEstablished != null) c = c.withTcpEstablishedTimeout(GoDuration.parse("--conntrack-tcp-timeout-established", conntrackTcpEstablished));
+        if (conntrackTcpCloseWait != null) c = c.withTcpCloseWaitTimeout(GoDuration.parse("--conntrack-tcp-timeout-close-wait", conntrackTcpCloseWait));
         if (conntrackTcpBeLiberal != null) c = c.withTcpBeLiberal(conntrackTcpBeLiberal);
-        if (conntrackUdpTimeout != null) c = c.withUdpTimeout(duration("--conntrack-udp-timeout", conntrackUdpTimeout));
-        if (conntrackUdpStreamTimeout != null) c = c.withUdpStreamTimeout(duration("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout));
+        if (conntrackUdpTimeout != null) c = c.withUdpTimeout(GoDuration.parse("--conntrack-udp-timeout", conntrackUdpTimeout));
+        if (conntrackUdpStreamTimeout != null) c = c.withUdpStreamTimeout(GoDuration.parse("--conntrack-udp-timeout-stream", conntrackUdpStreamTimeout));
         b.conntrack = c;
     }
 
-    private static int nonNegative(String flag, int v) {
-        if (v < 0) throw new ConfigException(flag, v, "an integer >= 0 (0 leaves nf_conntrack_max alone)");
-        return v;
-    }
-
-    private static Duration duration(String flag, String value) {
-        Duration d = GoDuration.parse(flag, value);
-        if (d.isNegative()) throw new ConfigException(flag, value, "a duration >= 0 (0 leaves the sysctl alone)");
-        return d;
-    }
 }

@@ -5,10 +5,12 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.LocalDetection;
+import io.nftproxy.config.NodePortAddresses;
+import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.node.NodeSettings;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
@@ -18,6 +20,7 @@ import io.nftproxy.source.ManifestLoader;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
@@ -33,10 +36,9 @@ import java.util.List;
 
 /**
  * The options every offline subcommand shares: where the cluster objects come from and which node the table is
- * for. Flag names and defaults follow kube-proxy's. {@link #resolve()} turns them into the renderer's inputs.
+ * for. Flag names and defaults follow kube-proxy's. {@link #render} turns them into the renderer's inputs.
  */
 public final class NodeOptions {
-    static final String PRIMARY = "primary";
     /** {@link TableLayout#DEFAULT}'s spelling, as an annotation needs a constant (a test keeps the two equal). */
     static final String DEFAULT_LAYOUT = "fast";
 
@@ -63,8 +65,8 @@ public final class NodeOptions {
     List<IpPrefix> clusterCidrs = new ArrayList<>();
 
     @Option(names = "--nodeport-addresses", split = ",", paramLabel = "primary|CIDR[,CIDR...]", hideParamSyntax = true,
-            defaultValue = PRIMARY,
-            description = {"Which local addresses accept NodePort traffic: '" + PRIMARY + "' (each family's first "
+            defaultValue = NodePortAddresses.PRIMARY,
+            description = {"Which local addresses accept NodePort traffic: '" + NodePortAddresses.PRIMARY + "' (each family's first "
                     + "node IP; a family without a node IP accepts on every local address, as kube-proxy does) or "
                     + "comma-separated CIDRs (0.0.0.0/0 or ::/0 for every address of that family).",
                     "Default: ${DEFAULT-VALUE}. Example: --nodeport-addresses 192.168.10.0/24"})
@@ -115,29 +117,19 @@ public final class NodeOptions {
     }
 
     /**
-     * Loads the manifests and builds the node context.
+     * Loads the manifests, or the live cluster when {@code live} has a kubeconfig (then without --manifests), and
+     * builds the node context with {@code detection}, validated as the daemon validates it.
      *
      * @throws ParameterException a flag value is invalid (exit code 2)
      * @throws IOException        the manifest directory is missing or unreadable (exit code 1)
      */
-    public NodeSetup resolve() throws IOException { return resolve(null); }
-
-    /** {@link #resolve()}, from the live cluster when {@code live} has a kubeconfig (then without --manifests). */
-    public NodeSetup resolve(LiveCluster live) throws IOException { return resolve(live, LocalDetection.DEFAULT); }
-
-    /** {@link #resolve(LiveCluster)} with {@code detection}, validated as the daemon validates it. */
-    public NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
+    private NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
         boolean fromApi = live != null && live.given();
         if (fromApi && manifests != null) {
             throw new ParameterException(mixee.commandLine(), "Invalid value for options '--manifests' and "
                     + "'--kubeconfig': both given (allowed: one source, a directory or a live cluster)");
         }
-        validateFlags(live);
-        try {
-            detection.validate();
-        } catch (io.nftproxy.config.ConfigException e) {
-            throw new ParameterException(mixee.commandLine(), "Invalid value: " + e.getMessage());
-        }
+        requireFlags(live);
         NodeSettings settings = settings(detection);
         if (!fromApi) return load(manifests, settings);
         LoadResult read;
@@ -155,7 +147,7 @@ public final class NodeOptions {
     }
 
     /** Loads the manifests in {@code dir} and builds the node context {@code settings} give with them. */
-    public static NodeSetup load(Path dir, NodeSettings settings) throws IOException {
+    private static NodeSetup load(Path dir, NodeSettings settings) throws IOException {
         return setup(new ManifestLoader().load(dir), settings, dir.toString());
     }
 
@@ -174,29 +166,23 @@ public final class NodeOptions {
     }
 
     /**
-     * {@link #resolve()}, with an unreadable manifest directory explained on {@code err} in one line: then null,
-     * and the caller exits with {@link ExitCodes#INPUT_UNREADABLE}.
+     * {@link #resolve}, with an unreadable source explained on {@code err} in one line: then null, and the caller
+     * exits with {@link ExitCodes#INPUT_UNREADABLE}.
      */
-    public NodeSetup resolveOrExplain(PrintWriter err) { return resolveOrExplain(err, null); }
-
-    /** {@link #resolveOrExplain(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
-    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live) { return resolveOrExplain(err, live, LocalDetection.DEFAULT); }
-
-    /** {@link #resolveOrExplain(PrintWriter, LiveCluster)} with {@code detection}. */
-    public NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
+    private NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
         try {
             return resolve(live, detection);
         } catch (SourceUnreadable e) {
             err.println(e.getMessage());
             return null;
         } catch (IOException e) {
-            err.println(unreadable(e));
+            err.println(unreadable(manifests, e));
             return null;
         }
     }
 
     /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */
-    public void report(NodeSetup setup, PrintWriter err) {
+    private void report(NodeSetup setup, PrintWriter err) {
         for (LoadProblem p : setup.load().problems()) err.println("warning: " + p.describe("skipped"));
         if (verbose) {
             for (LoadProblem p : setup.load().ignored()) err.println("info: " + p.describe("ignored"));
@@ -208,16 +194,14 @@ public final class NodeOptions {
     /** A resolved node setup and what the renderer made of it. */
     public record Rendered(NodeSetup setup, Renderer.Rendering rendering) {}
 
-    /**
-     * Resolves the options, renders, and reports load problems and skipped objects on {@code err}, one line each.
-     * Returns null when the manifests cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
-     */
-    public Rendered render(PrintWriter err) { return render(err, null); }
-
-    /** {@link #render(PrintWriter)} from the live cluster when {@code live} has a kubeconfig. */
+    /** {@link #render(PrintWriter, LiveCluster, LocalDetection)} with kube-proxy's default detector. */
     public Rendered render(PrintWriter err, LiveCluster live) { return render(err, live, LocalDetection.DEFAULT); }
 
-    /** {@link #render(PrintWriter, LiveCluster)} with the local-traffic detector {@code detection}. */
+    /**
+     * Resolves the options (from the live cluster when {@code live} has a kubeconfig) with the local-traffic detector
+     * {@code detection}, renders, and reports load problems and skipped objects on {@code err}, one line each.
+     * Returns null when the source cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
+     */
     public Rendered render(PrintWriter err, LiveCluster live, LocalDetection detection) {
         NodeSetup setup = resolveOrExplain(err, live, detection);
         if (setup == null) return null;
@@ -247,9 +231,7 @@ public final class NodeOptions {
         }
     }
 
-    /** The one-line error for a manifest directory that {@link #resolve()} could not read (exit code 1). */
-    public String unreadable(IOException e) { return unreadable(manifests, e); }
-
+    /** The one-line error for a manifest directory that could not be read (exit code 1). */
     static String unreadable(Path manifests, IOException e) {
         if (e instanceof NoSuchFileException || e instanceof NotDirectoryException) {
             return "nftproxy: --manifests " + manifests + ": no such directory";
@@ -258,60 +240,38 @@ public final class NodeOptions {
         return "nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")";
     }
 
-    private void validateFlags(LiveCluster live) {
+    private void requireFlags(LiveCluster live) {
         // Not required at parse time: the daemon takes these from --config or Kubernetes instead.
         if (manifests == null && (live == null || !live.given())) {
             throw new ParameterException(mixee.commandLine(), "Missing required option: '--manifests=DIR'"
                     + (live == null ? "" : " (or '--kubeconfig=FILE' to read the live cluster)"));
         }
         if (hostname == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--hostname-override=NAME'");
-        try {
-            NodeContext.minimal(hostname);
-        } catch (InvalidInputException e) {
-            throw usage("--hostname-override", hostname, e.allowed());
-        }
-        if (masqueradeBit < 0 || masqueradeBit > 31) {
-            throw usage("--masquerade-bit", String.valueOf(masqueradeBit), "an integer 0..31");
-        }
-        for (IpAddress ip : nodeIPs) {
-            if (!NodeSettings.usableNodeIP(ip)) throw usage("--node-ip", ip.toString(), NodeSettings.NODE_IP_ALLOWED);
-        }
-        for (IpFamily f : IpFamily.values()) {
-            if (nodeIPs.stream().filter(a -> a.family() == f).count() > 1) {
-                throw usage("--node-ip", joined(nodeIPs), "at most one address per family");
-            }
-        }
-        if (nodePortAddresses.contains(PRIMARY) && nodePortAddresses.size() > 1) {
-            throw usage("--nodeport-addresses", String.join(",", nodePortAddresses), "'" + PRIMARY + "' alone, or CIDRs");
-        }
-        if (!nodePortAddresses.contains(PRIMARY)) parsedNodePortCidrs();
     }
 
-    private List<IpPrefix> parsedNodePortCidrs() {
-        List<IpPrefix> out = new ArrayList<>();
-        for (String s : nodePortAddresses) {
-            try {
-                out.add(IpPrefix.parse(s));
-            } catch (InvalidInputException e) {
-                throw usage("--nodeport-addresses", s, "'" + PRIMARY + "' or comma-separated CIDRs such as 192.168.10.0/24");
-            }
+    /** The node flags {@code pr} matched, over {@code b}; each value parsed, the rules left to validate. */
+    void overlay(ProxyConfig.Builder b, ParseResult pr) {
+        if (pr.hasMatchedOption("--hostname-override")) b.hostnameOverride = hostname;
+        if (pr.hasMatchedOption("--cluster-cidr")) b.clusterCidrs = clusterCidrs;
+        if (pr.hasMatchedOption("--nodeport-addresses")) {
+            b.nodePortAddresses = NodePortAddresses.parse("nodePortAddresses", "--nodeport-addresses", nodePortAddresses);
         }
-        return out;
+        if (pr.hasMatchedOption("--node-ip")) b.nodeIPs = nodeIPs;
+        if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = masqueradeAll;
+        if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = masqueradeBit;
+        if (pr.hasMatchedOption("--manifests")) b.manifests = manifests;
     }
 
-    /** The node-level flags as settings the daemon shares. */
-    public NodeSettings settings() { return settings(LocalDetection.DEFAULT); }
-
+    /** The node flags with {@code detection}, validated by the daemon's rules and refused in its words. */
     private NodeSettings settings(LocalDetection detection) {
-        return new NodeSettings(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit, null, detection);
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        try {
+            overlay(b, mixee.commandLine().getParseResult());
+            b.detectLocal = detection;
+            return NodeSettings.of(b.validate());
+        } catch (ConfigException e) {
+            throw new ParameterException(mixee.commandLine(), "Invalid value: " + e.getMessage());
+        }
     }
 
-    private ParameterException usage(String flag, String value, String allowed) {
-        return new ParameterException(mixee.commandLine(), "Invalid value for option '" + flag + "': "
-                + InvalidInputException.printable(value) + " (allowed: " + allowed + ")");
-    }
-
-    private static String joined(List<IpAddress> l) {
-        return String.join(",", l.stream().map(IpAddress::toString).toList());
-    }
 }

@@ -1,18 +1,10 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.daemon.NodeNetwork;
-
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.ProxyConfig;
-import io.nftproxy.conntrack.CleanupReport;
-import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.net.IpFamily;
 import io.nftproxy.node.ConntrackSysctls;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.sync.ProxySync;
-import io.nftproxy.sync.SyncResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -24,14 +16,12 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code nftproxy run}: programs the kernel, as a daemon ({@link DaemonLauncher}) or once: load the manifests, probe
- * nft, apply both tables in the current network namespace (adopting whatever of them is already there), clean stale
- * UDP conntrack entries, report, exit. Both take their configuration from {@link RunConfiguration}.
+ * {@code nftproxy run}: programs the kernel through the daemon ({@link DaemonLauncher}), running, or its sync once
+ * ({@code --once}), both with the configuration of {@link RunConfiguration}; or one of kube-proxy's one-shot steps.
  */
 @Command(name = "run",
         mixinStandardHelpOptions = true,
@@ -220,13 +210,13 @@ public final class RunCommand implements Callable<Integer> {
         if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
-            c.nftMode = nftMode;
+            c.nftMode = rc.config().nftMode();
             c.netns = netns;
             return c.cleanup(out, err);
         }
         if (!once || initOnly) removeOtherModesLeftovers();
         if (initOnly) return setConntrackSysctls(rc.config(), out, err);
-        if (once) return once(rc, out, err);
+        if (once) return new DaemonLauncher(this).once(rc, out, err);
         int set = setConntrackSysctls(rc.config(), null, err);
         return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(rc, err);
     }
@@ -281,77 +271,6 @@ public final class RunCommand implements Callable<Integer> {
         o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }
 
-    /** The daemon's sync, once: the same configuration, the same transaction, the same conntrack cleanup after it. */
-    private int once(RunConfiguration rc, PrintWriter out, PrintWriter err) {
-        ProxyConfig c = rc.config();
-        if (c.manifests() == null) {
-            err.println("nftproxy: --once applies the tables from a directory: give --manifests DIR");
-            return ExitCodes.USAGE;
-        }
-        NodeOptions.NodeSetup setup;
-        try {
-            setup = NodeOptions.load(c.manifests(), rc.node());
-        } catch (IOException e) {
-            err.println(NodeOptions.unreadable(c.manifests(), e));
-            return ExitCodes.INPUT_UNREADABLE;
-        }
-        nodeOptions.report(setup, err);
-        try (NodeNetwork network = netns == null ? NodeNetwork.host() : NodeNetwork.namespace(netns)) {
-            return once(c, setup, network, out, err);
-        }
-    }
-
-    private int once(ProxyConfig c, NodeOptions.NodeSetup setup, NodeNetwork network, PrintWriter out, PrintWriter err) {
-        NodeContext node = withInterfaceAddresses(setup.node(), network, err);
-        NftClients.Selection selection = openOrExplain(clients, nftMode, netns, err);
-        if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
-        try (NftClient client = selection.client()) {
-            LOG.info("{}", selection.reason());
-            try {
-                client.capabilities();
-            } catch (NftException e) {
-                if (e.isPermission()) return permissionDenied(err, e);
-                err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
-                return ExitCodes.NFT_UNAVAILABLE;
-            }
-            ProxySync.Result result = new ProxySync(client, nodeOptions.renderer(), c.fullSyncPeriod()).sync(setup.snapshot(), node, Instant.now());
-            int exit = ExitCodes.OK;
-            for (SyncResult r : result.families().values()) {
-                if (r.success()) {
-                    out.println("applied table " + r.family().nftFamily() + " kube-proxy: " + r.kind().name().toLowerCase(java.util.Locale.ROOT)
-                            + " sync, " + r.commands() + " commands" + (r.replaced() ? " (foreign content replaced)" : "")
-                            + ", " + r.duration().toMillis() + " ms");
-                } else if (r.errorKind() == NftException.Kind.PERMISSION) {
-                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: permission denied "
-                            + "(needs CAP_NET_ADMIN): " + r.error());
-                    exit = ExitCodes.PERMISSION_DENIED;
-                } else {
-                    err.println("nftproxy: table " + r.family().nftFamily() + " kube-proxy not applied: " + r.error());
-                    if (exit == ExitCodes.OK) exit = ExitCodes.SYNC_FAILED;
-                }
-            }
-            if (exit == ExitCodes.OK) cleanConntrack(result, network, out, err);
-            return exit;
-        }
-    }
-
-    /**
-     * As the daemon after a sync: UDP flows whose endpoint is gone are deleted, so a client that keeps its source
-     * port reaches a live endpoint with its next packet. Only after a successful sync (kubernetes#105657). A failure
-     * is a warning: the tables are applied, which is what the exit code reports.
-     */
-    private static void cleanConntrack(ProxySync.Result result, NodeNetwork network, PrintWriter out, PrintWriter err) {
-        try {
-            CleanupReport report = network.cleanConntrack(result.state(IpFamily.IPV4), result.state(IpFamily.IPV6));
-            if (report.stale() > 0 || report.errors() > 0) {
-                out.println("conntrack: deleted " + report.deleted() + " of " + report.stale() + " stale UDP entries"
-                        + (report.errors() > 0 ? ", " + report.errors() + " errors" : ""));
-            }
-        } catch (Exception e) {
-            err.println("warning: stale UDP conntrack entries not cleaned: " + e.getMessage());
-        }
-    }
-
     /**
      * Opens nft in {@code netns} (null: this namespace); when that fails, says why on {@code err} in one line and
      * returns null, and the caller exits with {@link ExitCodes#NFT_UNAVAILABLE}.
@@ -359,27 +278,16 @@ public final class RunCommand implements Callable<Integer> {
     static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, String netns, PrintWriter err) {
         try {
             return clients.open(mode, netns);
-        } catch (NftException e) {
-            err.println("nftproxy: nft unavailable: " + e.getMessage());
         } catch (IOException | RuntimeException e) {
-            err.println("nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage());
+            err.println(cannotOpen(e, netns));
+            return null;
         }
-        return null;
     }
 
-    private static int permissionDenied(PrintWriter err, NftException e) {
-        err.println("nftproxy: permission denied: nftables needs CAP_NET_ADMIN in this network namespace (" + e.getMessage() + ")");
-        return ExitCodes.PERMISSION_DENIED;
-    }
-
-    /** {@code nodeport-ips} holds the node's interface addresses; --node-ip is the fallback when they cannot be read. */
-    private static NodeContext withInterfaceAddresses(NodeContext node, NodeNetwork network, PrintWriter err) {
-        try {
-            return node.withLocalAddresses(network.interfaceAddresses());
-        } catch (Exception e) {
-            err.println("warning: cannot list the node's interface addresses (" + e.getMessage() + "); using --node-ip for nodeport-ips");
-            return node;
-        }
+    /** Why nft could not be opened in {@code netns}, in one line. */
+    static String cannotOpen(Exception e, String netns) {
+        return e instanceof NftException ? "nftproxy: nft unavailable: " + e.getMessage()
+                : "nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage();
     }
 
     static final class ModeConverter implements picocli.CommandLine.ITypeConverter<NftClients.Mode> {

@@ -5,11 +5,6 @@ import io.nftproxy.config.ConfigFile;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.logging.LogSettings;
-import io.nftproxy.node.NodeSettings;
-import io.nftproxy.net.InvalidInputException;
-import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
 import picocli.CommandLine.ParseResult;
 
 import java.io.IOException;
@@ -21,12 +16,12 @@ import java.util.Locale;
 
 /**
  * The configuration of {@code nftproxy run}, daemon and {@code --once} alike: defaults, then {@code --config}, then
- * each flag the command line actually gave, validated once. One place, so that what the daemon refuses the one-shot
- * refuses too, and what the file sets applies to both.
+ * each flag the command line actually gave, into one {@link ProxyConfig.Builder}, validated once. One place, so
+ * that what the daemon refuses the one-shot refuses too, and what the file sets applies to both.
  *
  * @param notes what the file said that is not simply applied, to be logged once logging is set up from the result
  */
-record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.Note> notes) {
+record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
     RunConfiguration {
         notes = List.copyOf(notes);
     }
@@ -38,21 +33,11 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
     static RunConfiguration of(RunCommand cmd, ParseResult pr) throws IOException {
         cmd.kubeProxyFlags.check(pr.originalArgs());
         List<ConfigFile.Note> notes = new ArrayList<>();
-        ProxyConfig base = ProxyConfig.defaults();
-        if (cmd.config != null) {
-            ConfigFile.Result r = ConfigFile.read(cmd.config, base);
-            notes.addAll(r.notes());
-            base = r.config();
-        }
-        ProxyConfig.Builder b = base.toBuilder();
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        if (cmd.config != null) notes.addAll(ConfigFile.read(cmd.config, b));
         NodeOptions n = cmd.nodeOptions;
-        if (pr.hasMatchedOption("--hostname-override")) b.hostnameOverride = n.hostname;
-        if (pr.hasMatchedOption("--cluster-cidr")) b.clusterCidrs = n.clusterCidrs;
-        if (pr.hasMatchedOption("--nodeport-addresses")) b.nodePortAddresses = n.nodePortAddresses;
-        if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = n.masqueradeAll;
-        if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = n.masqueradeBit;
+        n.overlay(b, pr);
         if (pr.hasMatchedOption("--manifests")) {
-            b.manifests = n.manifests;
             // The source given on the command line wins over the file's, as any flag does: kubeadm's file names a
             // kubeconfig, and it must still load unchanged next to --manifests. Both as flags stays a conflict.
             if (b.kubeconfig != null && cmd.kubeconfig == null) {
@@ -70,36 +55,19 @@ record RunConfiguration(ProxyConfig config, NodeSettings node, List<ConfigFile.N
         }
         if (cmd.minSyncPeriod != null) b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod);
         if (cmd.syncPeriod != null) b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod);
-        b.nftMode = cmd.nftMode.flagValue();
-        if (cmd.verbosity != null) {
-            if (cmd.verbosity < 0) throw new ConfigException("-v", cmd.verbosity, "an integer 0 or more");
-            b.logging = new LogSettings(cmd.verbosity, b.logging.format());
-        }
+        b.nftMode = cmd.nftMode;
+        if (cmd.verbosity != null) b.logging = new LogSettings(cmd.verbosity, b.logging.format());
         if (cmd.loggingFormat != null) {
             try {
                 b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(cmd.loggingFormat));
             } catch (IllegalArgumentException e) {
-                throw new ConfigException("--logging-format", cmd.loggingFormat, "text or json");
+                throw new ConfigException("logging.format", "--logging-format", cmd.loggingFormat, "text or json");
             }
         }
         cmd.kubeProxyFlags.applyTo(b);
         b.detectLocal = cmd.localDetector.over(b.detectLocal);
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
-        ProxyConfig c = b.build().validate();
-        try {
-            NodeContext.minimal(c.hostnameOverride());
-        } catch (InvalidInputException e) {
-            throw new ConfigException("hostnameOverride", c.hostnameOverride(), "a DNS-1123 subdomain (the node's name)");
-        }
-        for (IpFamily f : IpFamily.values()) {
-            if (n.nodeIPs.stream().filter(a -> a.family() == f).count() > 1) {
-                throw new ConfigException("--node-ip", String.join(",", n.nodeIPs.stream().map(IpAddress::toString).toList()),
-                        "at most one address per family");
-            }
-        }
-        NodeSettings node = new NodeSettings(c.hostnameOverride(), n.nodeIPs, c.clusterCidrs(), c.nodePortAddresses(),
-                c.masqueradeAll(), c.masqueradeBit(), c.bindAddress(), c.detectLocal());
-        return new RunConfiguration(c, node, notes);
+        return new RunConfiguration(b.validate(), notes);
     }
 
     /** As kube-proxy: the kernel's host name, lower-cased, when no override is given. */

@@ -6,7 +6,6 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -58,7 +57,7 @@ public final class ConfigDocument {
         nft.put("minSyncPeriod", GoDuration.format(c.minSyncPeriod()));
         nft.put("syncPeriod", GoDuration.format(c.syncPeriod()));
         m.put("nftables", nft);
-        m.put("nodePortAddresses", List.copyOf(c.nodePortAddresses()));
+        m.put("nodePortAddresses", c.nodePortAddresses().values());
         return m;
     }
 
@@ -66,7 +65,7 @@ public final class ConfigDocument {
     public static String yaml(ProxyConfig c) {
         StringBuilder head = new StringBuilder("# The effective configuration of nftproxy run (defaults, --config, flags).\n");
         if (c.manifests() != null) head.append("# Not in a KubeProxyConfiguration, give it as a flag: --manifests ").append(c.manifests()).append('\n');
-        if (!c.nftMode().equals("auto")) head.append("# Not in a KubeProxyConfiguration, give it as a flag: --nft-mode ").append(c.nftMode()).append('\n');
+        if (c.nftMode() != io.nftproxy.netlink.nft.NftClients.Mode.AUTO) head.append("# Not in a KubeProxyConfiguration, give it as a flag: --nft-mode ").append(c.nftMode().flagValue()).append('\n');
         return head + YAMLMapper.builder().build().writeValueAsString(of(c)).replaceFirst("^---\\s*\\n", "");
     }
 

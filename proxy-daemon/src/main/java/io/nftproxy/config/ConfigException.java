@@ -12,8 +12,17 @@ public final class ConfigException extends RuntimeException {
     private final transient List<ConfigException> all;
 
     public ConfigException(String field, Object value, String allowed) {
-        super(field + ": invalid value " + quote(value) + "; allowed: " + allowed);
-        this.field = field;
+        this(field, null, value, allowed);
+    }
+
+    /**
+     * A setting that has a file field and a flag: both are named, so the message is the same whichever of them the
+     * value came from. {@code field} null: a flag alone.
+     */
+    public ConfigException(String field, String flag, Object value, String allowed) {
+        super((field == null ? flag : flag == null ? field : field + " (" + flag + ")") + ": invalid value " + quote(value)
+                + "; allowed: " + allowed);
+        this.field = field == null ? flag : field;
         this.all = List.of(this);
     }
 

@@ -19,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -30,8 +29,9 @@ import java.util.function.Consumer;
  * {@code healthzBindAddress: ""} is 0.0.0.0:10256 (or [::]:10256 when {@code bindAddress} is IPv6), its
  * {@code nftables.syncPeriod: 0s} is the default sync period. Each field is reported by what it does here:
  * applied; about another proxy mode (DEBUG); accepted and without effect on the dataplane (INFO); set to something
- * that would change behaviour and that nftproxy does not do (WARN, naming the field); or invalid (an error). All the
- * errors of a file come in one {@link ConfigException}. A field nftproxy does not know is an error.
+ * that would change behaviour and that nftproxy does not do (WARN, naming the field); or invalid. A value that
+ * cannot be parsed is kept as the builder's problem and a parsed one checked by {@link ProxyConfig#validate()}, so
+ * all the errors of a file come in one {@link ConfigException}. A field nftproxy does not know is an error.
  */
 public final class ConfigFile {
     public static final String API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
@@ -45,19 +45,17 @@ public final class ConfigFile {
         @Override public String toString() { return field + ": " + text; }
     }
 
-    /** The parsed overrides and the notes about fields that are not simply applied. */
-    public record Result(ProxyConfig config, List<Note> notes) {
-        public Result {
-            notes = List.copyOf(notes);
-        }
-    }
-
     private final List<Note> notes = new ArrayList<>();
     private final List<ConfigException> errors = new ArrayList<>();
 
     private ConfigFile() {}
 
-    public static Result read(Path file, ProxyConfig base) throws IOException {
+    /**
+     * Applies the file's fields to {@code b}; returns the notes about fields that are not simply applied.
+     *
+     * @throws ConfigException the file is no KubeProxyConfiguration at all (not YAML, another apiVersion or kind)
+     */
+    public static List<Note> read(Path file, ProxyConfig.Builder b) throws IOException {
         JsonNode root;
         try {
             root = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build().readTree(Files.readAllBytes(file));
@@ -65,15 +63,14 @@ public final class ConfigFile {
             throw new ConfigException("file", file, "a YAML KubeProxyConfiguration (" + e.getOriginalMessage().lines().findFirst().orElse("") + ")");
         }
         ConfigFile cf = new ConfigFile();
-        ProxyConfig c = cf.apply(root, base);
-        return new Result(c, cf.notes);
+        cf.apply(root, b);
+        return List.copyOf(cf.notes);
     }
 
-    ProxyConfig apply(JsonNode root, ProxyConfig base) {
+    private void apply(JsonNode root, ProxyConfig.Builder b) {
         if (root == null || !root.isObject()) throw new ConfigException("(root)", root == null ? null : root.getNodeType(), "a map");
         if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", text(root, "apiVersion"), API_VERSION);
         if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
-        ProxyConfig.Builder b = base.toBuilder();
         // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
         IpAddress bind = field("bindAddress", () -> bindAddress(root.get("bindAddress")), null);
         if (bind != null) b.bindAddress = bind;
@@ -86,8 +83,7 @@ public final class ConfigFile {
                 return null;
             }, null);
         }
-        if (!errors.isEmpty()) throw ConfigException.of(errors);
-        return b.build();
+        if (!errors.isEmpty()) b.problem(ConfigException.of(errors));
     }
 
     private void applyField(String k, JsonNode v, ProxyConfig.Builder b, IpFamily family) {
@@ -95,7 +91,7 @@ public final class ConfigFile {
             case "apiVersion", "kind", "bindAddress" -> { }
             case "hostnameOverride" -> { String s = str(k, v); if (!s.isEmpty()) b.hostnameOverride = s; }
             case "clusterCIDR" -> b.clusterCidrs = cidrs(k, str(k, v));
-            case "nodePortAddresses" -> b.nodePortAddresses = nodePortAddresses(k, v);
+            case "nodePortAddresses" -> b.nodePortAddresses = nodePortAddresses(v);
             case "healthzBindAddress" -> b.healthzBindAddress = serverAddress(k, str(k, v), family == IpFamily.IPV4 ? "0.0.0.0" : "::", HEALTHZ_PORT);
             case "metricsBindAddress" -> b.metricsBindAddress = serverAddress(k, str(k, v), family == IpFamily.IPV4 ? "127.0.0.1" : "::1", METRICS_PORT);
             case "configSyncPeriod" -> setIfNonZero(k, v, d -> b.configSyncPeriod = d);
@@ -106,7 +102,6 @@ public final class ConfigFile {
             case "detectLocalMode" -> {
                 String m = str(k, v);
                 if (m.isEmpty()) break;
-                if (!LocalDetection.MODES.contains(m)) throw new ConfigException(k, m, String.join(", ", LocalDetection.MODES));
                 b.detectLocal = new LocalDetection(m, b.detectLocal.bridgeInterface(), b.detectLocal.interfaceNamePrefix());
             }
             case "detectLocal" -> detectLocal(v, b);
@@ -214,7 +209,7 @@ public final class ConfigFile {
                     case "masqueradeAll" -> b.masqueradeAll = bool(f, x);
                     case "masqueradeBit" -> {
                         if (x.isNull()) break;
-                        if (!x.isIntegralNumber() || x.intValue() < 0 || x.intValue() > 31) throw new ConfigException(f, x, "an integer 0..31");
+                        if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer 0..31");
                         b.masqueradeBit = x.intValue();
                     }
                     case "minSyncPeriod" -> setIfNonZero(f, x, d -> b.minSyncPeriod = d);
@@ -253,7 +248,7 @@ public final class ConfigFile {
     }
 
     private static int count(String f, JsonNode x) {
-        if (!x.isIntegralNumber() || !x.canConvertToInt() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0, or null");
+        if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer >= 0, or null");
         return x.intValue();
     }
 
@@ -270,11 +265,11 @@ public final class ConfigFile {
                         try {
                             b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(s));
                         } catch (IllegalArgumentException ex) {
-                            throw new ConfigException(f, s, "text or json");
+                            throw new ConfigException(f, "--logging-format", s, "text or json");
                         }
                     }
                     case "verbosity" -> {
-                        if (!x.isIntegralNumber() || x.intValue() < 0) throw new ConfigException(f, x, "an integer >= 0");
+                        if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer >= 0");
                         b.logging = new LogSettings(x.intValue(), b.logging.format());
                     }
                     case "flushFrequency", "options" -> note(Level.DEBUG, f, "nftproxy writes each line as it is logged");
@@ -330,22 +325,13 @@ public final class ConfigFile {
         return out;
     }
 
-    private static List<String> nodePortAddresses(String field, JsonNode v) {
-        if (v.isNull()) return List.of(ProxyConfig.PRIMARY);
+    private static NodePortAddresses nodePortAddresses(JsonNode v) {
+        String field = "nodePortAddresses";
+        if (v.isNull()) return NodePortAddresses.PRIMARY_IPS;
         if (!v.isArray()) throw new ConfigException(field, v.getNodeType(), "a list of CIDRs, or [\"primary\"]");
-        List<String> out = new ArrayList<>();
-        for (JsonNode x : v.values()) {
-            String s = str(field, x);
-            if (!s.equals(ProxyConfig.PRIMARY)) {
-                try {
-                    IpPrefix.parse(s);
-                } catch (InvalidInputException e) {
-                    throw new ConfigException(field, s, "CIDRs such as 192.168.10.0/24, or \"primary\"");
-                }
-            }
-            out.add(s);
-        }
-        return out.isEmpty() ? List.of(ProxyConfig.PRIMARY) : out;
+        List<String> values = new ArrayList<>();
+        for (JsonNode x : v.values()) values.add(str(field, x));
+        return NodePortAddresses.parse(field, "--nodeport-addresses", values);
     }
 
     /** Empty means kube-proxy's default for this server; otherwise {@link #hostPort}. */

@@ -4,8 +4,8 @@ import java.time.Duration;
 
 /**
  * kube-proxy's {@code conntrack} settings: what the daemon sets the node's conntrack sysctls to at start (and
- * {@code run --init-only} alone). Zero means "leave the sysctl as it is", as in kube-proxy; the defaults are
- * kube-proxy's, which its own defaulting applies to a null or absent field.
+ * {@code run --init-only} alone); its rules are {@link ProxyConfig#validate()}'s. Zero means "leave the sysctl as
+ * it is", as in kube-proxy; the defaults are kube-proxy's, which its own defaulting applies to a null or absent field.
  *
  * @param maxPerCore             nf_conntrack_max is this times the number of CPUs (0: leave the limit alone)
  * @param min                    ...but at least this
@@ -15,14 +15,6 @@ public record ConntrackSettings(int maxPerCore, int min, Duration tcpEstablished
                                 boolean tcpBeLiberal, Duration udpTimeout, Duration udpStreamTimeout) {
     public static final ConntrackSettings DEFAULT = new ConntrackSettings(32768, 131072, Duration.ofHours(24),
             Duration.ofHours(1), false, Duration.ZERO, Duration.ZERO);
-
-    public ConntrackSettings {
-        if (maxPerCore < 0) throw new ConfigException("conntrack.maxPerCore", maxPerCore, "an integer >= 0");
-        if (min < 0) throw new ConfigException("conntrack.min", min, "an integer >= 0");
-        for (Duration d : new Duration[] {tcpEstablishedTimeout, tcpCloseWaitTimeout, udpTimeout, udpStreamTimeout}) {
-            if (d.isNegative()) throw new ConfigException("conntrack", GoDuration.format(d), "timeouts >= 0");
-        }
-    }
 
     public ConntrackSettings withMaxPerCore(int v) { return new ConntrackSettings(v, min, tcpEstablishedTimeout, tcpCloseWaitTimeout, tcpBeLiberal, udpTimeout, udpStreamTimeout); }
     public ConntrackSettings withMin(int v) { return new ConntrackSettings(maxPerCore, v, tcpEstablishedTimeout, tcpCloseWaitTimeout, tcpBeLiberal, udpTimeout, udpStreamTimeout); }

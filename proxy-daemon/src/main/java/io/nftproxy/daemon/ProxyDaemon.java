@@ -132,6 +132,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.routes = new DaemonRoutes(health, metrics, c);
         this.proxySync = new ProxySync(this.client, options.renderer(), c.fullSyncPeriod(),
                 ownPorts(c));
+        closeables.add(options.network()); // closed last: everything after it may still call into the network
     }
 
     /** The TCP ports our own servers listen on: a Service given one as its node port would take it from them. */
@@ -157,7 +158,6 @@ public final class ProxyDaemon implements AutoCloseable {
         serversStarted = true;
         ProxyConfig c = options.config();
         // First of all: a second daemon in this network namespace must stop here, before it writes anything.
-        closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(options.network().lock());
         if (c.healthzBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("healthz server (healthzBindAddress)", c.healthzBindAddress(), routes::health));
@@ -171,9 +171,8 @@ public final class ProxyDaemon implements AutoCloseable {
         }, 1, 1, TimeUnit.SECONDS);
     }
 
-    /** What this host's nft accepts: the first nft call, made after {@link #startServers()}. */
+    /** What this host's nft accepts: the first nft call, made after {@link #startServers()} (the daemon) or alone (once). */
     public io.nftproxy.nft.Capabilities probeNft() throws Exception {
-        startServers();
         return client.capabilities();
     }
 
@@ -279,7 +278,8 @@ public final class ProxyDaemon implements AutoCloseable {
         }
     }
 
-    private SyncRunner.Outcome runSync() {
+    /** One sync of what the store holds, recorded in health and metrics; the follow-ups are the caller's. */
+    private Synced sync() {
         String hostname = options.node().hostname();
         NodeObject nodeObject = store.node(hostname);
         // A node running from manifests alone may have no Node object; that must not make /healthz fail.
@@ -313,7 +313,6 @@ public final class ProxyDaemon implements AutoCloseable {
                 result.everything() ? "all" : Integer.toString(result.deltas().size()), result.families().values());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
         Instant done = clock.instant();
-        boolean ok = true;
         for (SyncResult r : result.families().values()) {
             if (r.success()) {
                 metrics.sync(r.family(), r.kind() == SyncResult.Kind.FULL, r.duration(), r.commands());
@@ -322,17 +321,40 @@ public final class ProxyDaemon implements AutoCloseable {
                 metrics.noLocalEndpoints(r.family(), result.noLocalInternal(r.family()), result.noLocalExternal(r.family()));
             } else {
                 metrics.syncFailed(r.family());
-                ok = false;
             }
         }
-        if (!ok) return SyncRunner.Outcome.FAILED;
+        return new Synced(result, node.node());
+    }
+
+    private record Synced(ProxySync.Result result, io.nftproxy.proxy.NodeContext node) {}
+
+    /**
+     * The daemon's sync, once, on the calling thread ({@code run --once}): {@code cluster} is the whole cluster, and
+     * after a successful sync the stale UDP conntrack entries go, as after every sync. No lock, servers, monitors or
+     * loop: nothing of it runs on after this returns.
+     */
+    public Once runOnce(io.nftproxy.cluster.ClusterSnapshot cluster) {
+        store.replaceAll(cluster);
+        store.servicesListed();
+        store.endpointSlicesListed();
+        Synced s = sync();
+        return new Once(s.result(), s.result().success() ? followUps.cleanConntrack(s.result(), true) : null);
+    }
+
+    /** @param conntrack what the conntrack cleanup did; null when none was due, it failed (logged) or the sync failed */
+    public record Once(ProxySync.Result result, io.nftproxy.conntrack.CleanupReport conntrack) {}
+
+    private SyncRunner.Outcome runSync() {
+        Synced s = sync();
+        ProxySync.Result result = s.result();
+        if (!result.success()) return SyncRunner.Outcome.FAILED;
         // Ready as soon as /healthz says so: the tables are programmed; the follow-ups below are not part of that.
         if (firstSync.getCount() > 0) {
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());
         }
-        followUps.after(result, node.node());
+        followUps.after(result, s.node());
         // Flushed chains are deleted by the first sync after their grace; without a follow-up, an idle proxy would
         // keep a deleted service's empty chain until the periodic run (upstream keeps it until any later sync).
         return proxySync.nextDeadline()

@@ -106,11 +106,14 @@ final class SyncFollowUps {
         return false;
     }
 
-    /** Stale UDP flows go right after the sync that made them stale, so clients move within a second. */
-    private void cleanConntrack(ProxySync.Result result, boolean whole) {
+    /**
+     * Stale UDP flows go right after the sync that made them stale, so clients move within a second. Returns what
+     * the cleanup did, or null when none was due or it failed (logged).
+     */
+    CleanupReport cleanConntrack(ProxySync.Result result, boolean whole) {
         // The filters are the union of every Service's part: if no changed Service's part changed, neither did they,
         // and the whole state need not be gathered to find that out.
-        if (!whole && !conntrackPending && !udpChanged(result.deltas())) return;
+        if (!whole && !conntrackPending && !udpChanged(result.deltas())) return null;
         conntrackPending = true;
         boolean due = false;
         Map<IpFamily, StaleFlowFilter> now = new EnumMap<>(IpFamily.class);
@@ -121,7 +124,7 @@ final class SyncFollowUps {
         }
         if (!due) {
             conntrackPending = false;
-            return;
+            return null;
         }
         try {
             ProxyState v4 = result.state(IpFamily.IPV4);
@@ -135,8 +138,10 @@ final class SyncFollowUps {
                 LOG.info("conntrack cleanup listed={} stale={} deleted={} errors={} took={}ms", report.listed(),
                         report.stale(), report.deleted(), report.errors(), report.duration().toMillis());
             }
+            return report;
         } catch (Exception e) {
             LOG.warn("conntrack cleanup failed error={}; retried after the next sync", e.toString());
+            return null;
         }
     }
 }

@@ -35,10 +35,6 @@ public record LogSettings(int verbosity, Format format) {
 
     public static final LogSettings DEFAULT = new LogSettings(0, Format.TEXT);
 
-    public LogSettings {
-        if (verbosity < 0) throw new IllegalArgumentException("verbosity must be 0 or more: " + verbosity);
-    }
-
     /** The system properties log4j2.xml reads, for these settings. */
     public Map<String, String> properties() {
         return Map.of("nftproxy.log.format", format.flagValue(),

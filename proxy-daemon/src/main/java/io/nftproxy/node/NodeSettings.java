@@ -2,11 +2,12 @@ package io.nftproxy.node;
 
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.config.LocalDetection;
+import io.nftproxy.config.NodePortAddresses;
+import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
@@ -19,27 +20,30 @@ import java.util.List;
  * {@link NodeContext}. One place, used by the offline commands and the daemon alike.
  *
  * @param nodeIPs           --node-ip: overrides the Node object's addresses (at most one per family)
- * @param nodePortAddresses "primary" (each family's first node IP) or CIDRs; a family without any matches all
+ * @param nodePortAddresses which local addresses accept NodePorts
  * @param bindAddress       kube-proxy's bindAddress: unless null or unspecified, this node's IP of its family and its
  *                          primary family, over --node-ip and the Node object, as kube-proxy's detectNodeIPs does
  * @param localDetection    how pod traffic is recognised; NodeCIDR takes the Node object's spec.podCIDRs
  */
 public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
-                           List<String> nodePortAddresses, boolean masqueradeAll, int masqueradeBit,
+                           NodePortAddresses nodePortAddresses, boolean masqueradeAll, int masqueradeBit,
                            IpAddress bindAddress, LocalDetection localDetection) {
-    public static final String PRIMARY = "primary";
-
     public NodeSettings {
         nodeIPs = List.copyOf(nodeIPs);
         clusterCidrs = List.copyOf(clusterCidrs);
-        nodePortAddresses = List.copyOf(nodePortAddresses);
         if (localDetection == null) localDetection = LocalDetection.DEFAULT;
     }
 
     /** ClusterCIDR detection, no bindAddress. */
     public NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
-                        List<String> nodePortAddresses, boolean masqueradeAll, int masqueradeBit) {
+                        NodePortAddresses nodePortAddresses, boolean masqueradeAll, int masqueradeBit) {
         this(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit, null, LocalDetection.DEFAULT);
+    }
+
+    /** The node's part of a validated configuration. */
+    public static NodeSettings of(ProxyConfig c) {
+        return new NodeSettings(c.hostnameOverride(), c.nodeIPs(), c.clusterCidrs(), c.nodePortAddresses(), c.masqueradeAll(),
+                c.masqueradeBit(), c.bindAddress(), c.detectLocal());
     }
 
     /** The context, and the node object's problems (a bad address) and notes for the operator. */
@@ -61,7 +65,7 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
         }
         if (ips.isEmpty()) notes.add("no node IP known (no Node object address, no --node-ip): NodePorts are accepted on every local address");
         NodeContext ctx = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
-                nodePortCidrs(ips), localAddresses == null ? ips : localAddresses, masqueradeAll, masqueradeBit, true,
+                nodePortAddresses.resolve(ips), localAddresses == null ? ips : localAddresses, masqueradeAll, masqueradeBit, true,
                 localTraffic(nodeObject, diags, notes));
         return new Resolved(ctx, diags, notes);
     }
@@ -97,30 +101,6 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
         return out;
     }
 
-    /** The nodePortAddresses CIDRs: each family's primary node IP for "primary", else the given CIDRs. */
-    public List<IpPrefix> nodePortCidrs(List<IpAddress> ips) {
-        List<IpPrefix> out = new ArrayList<>();
-        if (!nodePortAddresses.contains(PRIMARY)) {
-            for (String s : nodePortAddresses) out.add(IpPrefix.parse(s));
-            return out;
-        }
-        for (IpFamily f : IpFamily.values()) {
-            ips.stream().filter(a -> a.family() == f).findFirst().ifPresent(a -> out.add(IpPrefix.host(a)));
-        }
-        return out;
-    }
-
-    /** What a node IP may be, for messages. */
-    public static final String NODE_IP_ALLOWED = "a unicast address: not unspecified, loopback or multicast";
-
-    /**
-     * Whether {@code ip} can be a node's address: 0.0.0.0 would make the primary nodePortAddresses match nothing
-     * useful, 127.0.0.1 would expose NodePorts on loopback, a multicast address is no host's (issue 10).
-     */
-    public static boolean usableNodeIP(IpAddress ip) {
-        return !ip.isUnspecified() && !ip.isLoopback() && !ip.isMulticast();
-    }
-
     /** InternalIP addresses first, then ExternalIP: the first of each family is the node's primary IP. */
     public static List<IpAddress> nodeObjectIPs(NodeObject node, List<Diagnostic> diags) {
         List<IpAddress> out = new ArrayList<>();
@@ -129,8 +109,8 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
                 if (!type.equals(a.type())) continue;
                 try {
                     IpAddress ip = IpAddress.parse(a.address());
-                    if (!usableNodeIP(ip)) {
-                        throw new InvalidInputException("status.addresses", a.address(), NODE_IP_ALLOWED);
+                    if (!ProxyConfig.usableNodeIP(ip)) {
+                        throw new InvalidInputException("status.addresses", a.address(), ProxyConfig.NODE_IP_ALLOWED);
                     }
                     if (!out.contains(ip)) out.add(ip);
                 } catch (InvalidInputException e) {

@@ -218,8 +218,8 @@ class RenderCommandTest {
                 new Case("--node-ip", "0.0.0.0", "not unspecified, loopback or multicast"),
                 new Case("--node-ip", "ff02::1", "not unspecified, loopback or multicast"),
                 new Case("--nodeport-addresses", "primary,10.0.0.0/8", "'primary' alone, or CIDRs"),
-                new Case("--nodeport-addresses", "lan", "Invalid value for option '--nodeport-addresses': \"lan\""),
-                new Case("--masquerade-bit", "32", "Invalid value for option '--masquerade-bit': \"32\" (allowed: an integer 0..31)"),
+                new Case("--nodeport-addresses", "lan", "Invalid value: nodePortAddresses (--nodeport-addresses): invalid value \"lan\""),
+                new Case("--masquerade-bit", "32", "Invalid value: nftables.masqueradeBit (--masquerade-bit): invalid value \"32\"; allowed: an integer 0..31"),
                 new Case("--masquerade-bit", "x", "Invalid value for option '--masquerade-bit'"),
                 new Case("--ip-family", "ipv5", "expected one of [ipv4, ipv6, both]"),
                 new Case("--table-layout", "quick", "Invalid value for option '--table-layout': \"quick\" is not a table layout (allowed: upstream, fast)"))) {
@@ -230,7 +230,7 @@ class RenderCommandTest {
         }
         Run badName = run("render", "--manifests", EXAMPLES.toString(), "--hostname-override", "Not_A_Name");
         assertEquals(ExitCodes.USAGE, badName.exit());
-        assertTrue(badName.err().contains("Invalid value for option '--hostname-override': \"Not_A_Name\" (allowed: a DNS-1123 subdomain"),
+        assertTrue(badName.err().contains("Invalid value: hostnameOverride (--hostname-override): invalid value \"Not_A_Name\"; allowed: a DNS-1123 subdomain"),
                 badName.err());
         Run missing = run("render", "--hostname-override", "k8s-node-1");
         assertEquals(ExitCodes.USAGE, missing.exit());

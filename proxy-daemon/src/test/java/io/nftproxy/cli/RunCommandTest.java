@@ -109,10 +109,10 @@ class RunCommandTest {
         assertTrue(r.err().contains("either a manifest directory or a kubeconfig, not both"), r.err());
         r = run(fake(f), "--logging-format", "xml");
         assertEquals(ExitCodes.USAGE, r.exit());
-        assertTrue(r.err().contains("--logging-format: invalid value \"xml\"; allowed: text or json"), r.err());
+        assertTrue(r.err().contains("logging.format (--logging-format): invalid value \"xml\"; allowed: text or json"), r.err());
         r = run(fake(f), "--v=-1");
         assertEquals(ExitCodes.USAGE, r.exit());
-        assertTrue(r.err().contains("-v: invalid value \"-1\""), r.err());
+        assertTrue(r.err().contains("logging.verbosity (-v): invalid value \"-1\""), r.err());
         r = run(fake(f), "--healthz-bind-address", "localhost:10256");
         assertEquals(ExitCodes.USAGE, r.exit());
         assertTrue(r.err().contains("no host names"), r.err());
@@ -179,18 +179,19 @@ class RunCommandTest {
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
             "--proxy-mode=iptables | --proxy-mode: invalid value \"iptables\"; allowed: nftables (nftproxy implements kube-proxy's nftables mode only)",
-            "--detect-local-mode=PodCIDR | detectLocalMode: invalid value \"PodCIDR\"; allowed: ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix",
-            "--detect-local-mode=BridgeInterface | detectLocal.bridgeInterface: invalid value \"\"",
-            "--detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix=veth* | detectLocal.interfaceNamePrefix: invalid value \"veth*\"",
-            "--conntrack-max-per-core=-1 | --conntrack-max-per-core: invalid value \"-1\"",
+            "--detect-local-mode=PodCIDR | detectLocalMode (--detect-local-mode): invalid value \"PodCIDR\"; allowed: ClusterCIDR, NodeCIDR, BridgeInterface, InterfaceNamePrefix",
+            "--detect-local-mode=BridgeInterface | detectLocal.bridgeInterface (--pod-bridge-interface): invalid value \"\"",
+            "--detect-local-mode=InterfaceNamePrefix --pod-interface-name-prefix=veth* | detectLocal.interfaceNamePrefix (--pod-interface-name-prefix): invalid value \"veth*\"",
+            "--conntrack-max-per-core=-1 | conntrack.maxPerCore (--conntrack-max-per-core): invalid value \"-1\"",
             "--conntrack-tcp-timeout-established=-1h | --conntrack-tcp-timeout-established: invalid value \"-1h\"",
             "--bind-address=node-1 | --bind-address: invalid value \"node-1\"",
             "--oom-score-adj=-999 | --oom-score-adj: invalid value \"(given)\"; allowed: not given: the daemon does not change its own OOM score",
             "--ipvs-scheduler=rr | kube-proxy's ipvs mode only",
             "--profiling | /debug/pprof",
             "--min-sync-period=1x | --min-sync-period: invalid value \"1x\"",
-            "--nodeport-addresses=primary,10.0.0.0/8 | nodePortAddresses: invalid value \"primary,10.0.0.0/8\"",
+            "--nodeport-addresses=primary,10.0.0.0/8 | nodePortAddresses (--nodeport-addresses): invalid value \"primary,10.0.0.0/8\"",
             "--node-ip=192.168.10.1,192.168.10.2 | --node-ip: invalid value",
+            "--node-ip=127.0.0.1 | --node-ip: invalid value \"127.0.0.1\"; allowed: a unicast address: not unspecified, loopback or multicast",
     })
     void whatDoesNotApplyIsRefusedWithTheReason(String flag, String message) {
         for (boolean once : List.of(true, false)) {
@@ -346,7 +347,7 @@ class RunCommandTest {
         FakeNftClient f = new FakeNftClient();
         Run r = run(fake(f), "--once", "--config", bad.toString());
         assertEquals(ExitCodes.USAGE, r.exit(), r.err());
-        assertTrue(r.err().contains("nftproxy: invalid configuration: nftables.masqueradeBit: invalid value \"40\""), r.err());
+        assertTrue(r.err().contains("nftproxy: invalid configuration: nftables.masqueradeBit (--masquerade-bit): invalid value \"40\""), r.err());
         assertNull(f.dump(IpFamily.IPV4));
         for (Path unreadable : List.of(dir.resolve("missing.yaml"), dir)) {
             r = run(fake(f), "--once", "--config", unreadable.toString());
@@ -361,5 +362,52 @@ class RunCommandTest {
         Run r = runArgs(fake(new FakeNftClient()), List.of("--once", "--hostname-override", "k8s-node-1"));
         assertEquals(ExitCodes.USAGE, r.exit(), r.err());
         assertTrue(r.err().contains("--once applies the tables from a directory: give --manifests DIR"), r.err());
+    }
+
+    /** One rule, one message: a bad value from a flag and the same from --config are refused in the same words. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "--masquerade-bit=40 | nftables: {masqueradeBit: 40}",
+            "--nodeport-addresses=primary,10.0.0.0/8 | nodePortAddresses: [primary, 10.0.0.0/8]",
+            "--nodeport-addresses=eth0 | nodePortAddresses: [eth0]",
+            "--cluster-cidr=10.0.0.0/8,10.1.0.0/16 | clusterCIDR: 10.0.0.0/8,10.1.0.0/16",
+            "--min-sync-period=2m | nftables: {minSyncPeriod: 2m}",
+            "--conntrack-max-per-core=-1 | conntrack: {maxPerCore: -1}",
+            "--conntrack-min=-5 | conntrack: {min: -5}",
+            "--detect-local-mode=BridgeInterface | detectLocalMode: BridgeInterface",
+            "--detect-local-mode=Pods | detectLocalMode: Pods",
+            "--v=-1 | logging: {verbosity: -1}",
+            "--logging-format=xml | logging: {format: xml}",
+            "--hostname-override=Not_A_Name | hostnameOverride: Not_A_Name",
+    })
+    void theSameBadValueFromAFlagOrTheFileIsRefusedInTheSameWords(String flag, String field) throws Exception {
+        boolean hostname = flag.startsWith("--hostname-override");
+        List<String> byFlag = new ArrayList<>(List.of("--once", "--manifests", RenderCommandTest.EXAMPLES.toString(), flag));
+        if (!hostname) byFlag.addAll(List.of("--hostname-override", "k8s-node-1"));
+        Path cfg = dir.resolve("bad.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + field + "\n"
+                + (hostname ? "" : "hostnameOverride: k8s-node-1\n"));
+        List<String> byFile = List.of("--once", "--manifests", RenderCommandTest.EXAMPLES.toString(), "--config", cfg.toString());
+        FakeNftClient f = new FakeNftClient();
+        Run a = runArgs(fake(f), byFlag);
+        Run b = runArgs(fake(f), byFile);
+        assertEquals(ExitCodes.USAGE, a.exit(), a.err());
+        assertEquals(ExitCodes.USAGE, b.exit(), b.err());
+        assertTrue(a.err().startsWith("nftproxy: invalid configuration: ") && a.err().contains(": invalid value "), a.err());
+        assertEquals(a.err(), b.err());
+        assertNull(f.dump(IpFamily.IPV4));
+    }
+
+    /** --nft-mode is the configuration's, and that is what the client is opened with. */
+    @Test
+    void theNftModeOfTheConfigurationOpensTheClient() {
+        List<NftClients.Mode> asked = new ArrayList<>();
+        FakeNftClient f = new FakeNftClient();
+        Run r = run((mode, netns) -> {
+            asked.add(mode);
+            return new NftClients.Selection(f, "fake");
+        }, "--once", "--nft-mode", "exec");
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        assertEquals(List.of(NftClients.Mode.EXEC), asked);
     }
 }

@@ -170,7 +170,7 @@ class TraceCommandTest {
                 new Case(with(ok, "--dport", "65536"), "Invalid value for option '--dport': \"65536\" is not a port (allowed: an integer 1..65535)"),
                 new Case(with(ok, "--dport", "http"), "Invalid value for option '--dport': \"http\" is not a port (allowed: an integer 1..65535)"),
                 new Case(append(ok, "--from", "node"), "Invalid value for option '--from': \"node\" is not an origin (allowed: external, pod, host)"),
-                new Case(append(ok, "--masquerade-bit", "40"), "Invalid value for option '--masquerade-bit': \"40\" (allowed: an integer 0..31)"),
+                new Case(append(ok, "--masquerade-bit", "40"), "Invalid value: nftables.masqueradeBit (--masquerade-bit): invalid value \"40\"; allowed: an integer 0..31"),
                 new Case(ok.subList(0, 6), "Missing required option: '--dport=N'"))) {
             RenderCommandTest.Run r = trace(c.args().toArray(String[]::new));
             assertEquals(ExitCodes.USAGE, r.exit(), c + " -> " + r.err());

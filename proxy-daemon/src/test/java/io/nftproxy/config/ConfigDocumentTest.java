@@ -22,7 +22,7 @@ class ConfigDocumentTest {
     private ProxyConfig roundTrip(ProxyConfig c) throws Exception {
         Path f = dir.resolve("written.yaml");
         Files.writeString(f, ConfigDocument.yaml(c));
-        ConfigFile.Result r = ConfigFile.read(f, ProxyConfig.defaults());
+        ConfigFileTest.Read r = ConfigFileTest.read(f);
         assertEquals(List.of(), r.notes().stream().filter(n -> n.level() == org.slf4j.event.Level.WARN).toList());
         return r.config();
     }
@@ -40,7 +40,7 @@ class ConfigDocumentTest {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.hostnameOverride = "k8s-node-1";
         b.clusterCidrs = List.of(IpPrefix.parse("10.244.0.0/16"), IpPrefix.parse("fd00:10:244::/56"));
-        b.nodePortAddresses = List.of("192.168.10.0/24", "fd00:192:168:10::/64");
+        b.nodePortAddresses = new NodePortAddresses(false, List.of(IpPrefix.parse("192.168.10.0/24"), IpPrefix.parse("fd00:192:168:10::/64")));
         b.masqueradeAll = true;
         b.masqueradeBit = 3;
         b.healthzBindAddress = new InetSocketAddress("::", 10266);
@@ -61,7 +61,7 @@ class ConfigDocumentTest {
     void flagsWithoutAFieldAreNamedInAComment() {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.manifests = Path.of("/srv/manifests");
-        b.nftMode = "exec";
+        b.nftMode = io.nftproxy.netlink.nft.NftClients.Mode.EXEC;
         String yaml = ConfigDocument.yaml(b.build());
         assertTrue(yaml.contains("# Not in a KubeProxyConfiguration, give it as a flag: --manifests /srv/manifests"), yaml);
         assertTrue(yaml.contains("# Not in a KubeProxyConfiguration, give it as a flag: --nft-mode exec"), yaml);

@@ -79,15 +79,27 @@ class ConfigFileTest {
               enableDSR: false
             """;
 
-    private ConfigFile.Result read(String yaml) throws Exception {
+    /** A file read as run reads it, into the defaults with a node name (the OS's, for run), then validated. */
+    record Read(ProxyConfig config, List<ConfigFile.Note> notes) {}
+
+    static final String NODE = "k8s-node-1";
+
+    static Read read(Path f) throws Exception {
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        List<ConfigFile.Note> notes = ConfigFile.read(f, b);
+        return new Read(b.validate(), notes);
+    }
+
+    private Read read(String yaml) throws Exception {
         Path f = dir.resolve("kube-proxy.yaml");
         Files.writeString(f, yaml);
-        return ConfigFile.read(f, ProxyConfig.defaults());
+        return read(f);
     }
 
     @Test
     void acceptsAKubeadmConfigAndAppliesTheNftablesFields() throws Exception {
-        ConfigFile.Result r = read(KUBEADM.replace("configSyncPeriod: 0s", "configSyncPeriod: 15m0s")
+        Read r = read(KUBEADM.replace("configSyncPeriod: 0s", "configSyncPeriod: 15m0s")
                 .replace("healthzBindAddress: \"\"", "healthzBindAddress: 0.0.0.0:10256")
                 .replace("metricsBindAddress: \"\"", "metricsBindAddress: 127.0.0.1:10249"));
         ProxyConfig c = r.config();
@@ -97,7 +109,7 @@ class ConfigFileTest {
         assertEquals(15, c.masqueradeBit());
         assertEquals(Duration.ofMillis(250), c.minSyncPeriod());
         assertEquals(Duration.ofMinutes(1), c.syncPeriod());
-        assertEquals(List.of("primary"), c.nodePortAddresses());
+        assertEquals(NodePortAddresses.PRIMARY_IPS, c.nodePortAddresses());
         assertEquals(10256, c.healthzBindAddress().getPort());
         assertTrue(r.notes().stream().anyMatch(n -> n.field().equals("iptables") && n.level() == Level.DEBUG), r.notes().toString());
     }
@@ -111,7 +123,7 @@ class ConfigFileTest {
     @Test
     void kubeadmsGeneratedConfigurationLoadsUnchangedWithKubeProxysDefaults() throws Exception {
         Path f = Path.of(ConfigFileTest.class.getResource("/kubeadm-v1.36-kube-proxy-config.conf").toURI());
-        ConfigFile.Result r = ConfigFile.read(f, ProxyConfig.defaults());
+        Read r = read(f);
         ProxyConfig c = r.config();
         ProxyConfig d = ProxyConfig.defaults();
         assertEquals(Path.of("/var/lib/kube-proxy/kubeconfig.conf"), c.kubeconfig());
@@ -123,8 +135,8 @@ class ConfigFileTest {
         assertEquals(Duration.ofMinutes(15), c.configSyncPeriod());
         assertEquals(14, c.masqueradeBit());
         assertFalse(c.masqueradeAll());
-        assertEquals(List.of("primary"), c.nodePortAddresses());
-        assertEquals(d.hostnameOverride(), c.hostnameOverride());
+        assertEquals(NodePortAddresses.PRIMARY_IPS, c.nodePortAddresses());
+        assertEquals(NODE, c.hostnameOverride(), "an empty hostnameOverride keeps the name it had");
         // Its conntrack fields are null: kube-proxy's defaults, which the daemon sets at start as kube-proxy does.
         assertEquals(ConntrackSettings.DEFAULT, c.conntrack());
         assertEquals(LocalDetection.DEFAULT, c.detectLocal());
@@ -145,8 +157,10 @@ class ConfigFileTest {
             "clusterCIDR: \"\"",
     })
     void zeroAndEmptyMeanTheDefault(String line) throws Exception {
-        ConfigFile.Result r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + line + "\n");
-        assertEquals(ProxyConfig.defaults(), r.config());
+        Read r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + line + "\n");
+        ProxyConfig.Builder d = ProxyConfig.defaults().toBuilder();
+        d.hostnameOverride = NODE;
+        assertEquals(d.build(), r.config());
     }
 
     @Test
@@ -168,7 +182,7 @@ class ConfigFileTest {
             "showHiddenMetricsForVersion: \"1.35\" | showHiddenMetricsForVersion",
     })
     void unsupportedBehaviourIsAWarningNamingTheField(String line, String field) throws Exception {
-        ConfigFile.Result r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + line + "\n");
+        Read r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + line + "\n");
         List<ConfigFile.Note> warnings = r.notes().stream().filter(n -> n.level() == Level.WARN).toList();
         assertEquals(1, warnings.size(), r.notes().toString());
         assertEquals(field, warnings.get(0).field());
@@ -190,12 +204,12 @@ class ConfigFileTest {
     void detectLocalModeAndItsInterfaceSettingsAreRead() throws Exception {
         String head = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
         assertEquals(new LocalDetection("BridgeInterface", "cbr0", ""), read(head + "detectLocalMode: BridgeInterface\n"
-                + "detectLocal: {bridgeInterface: cbr0, interfaceNamePrefix: \"\"}\n").config().detectLocal().validate());
+                + "detectLocal: {bridgeInterface: cbr0, interfaceNamePrefix: \"\"}\n").config().detectLocal());
         assertEquals(new LocalDetection("InterfaceNamePrefix", "", "veth"), read(head + "detectLocal: {interfaceNamePrefix: veth}\n"
-                + "detectLocalMode: InterfaceNamePrefix\n").config().detectLocal().validate());
+                + "detectLocalMode: InterfaceNamePrefix\n").config().detectLocal());
         assertEquals("NodeCIDR", read(head + "detectLocalMode: NodeCIDR\n").config().detectLocal().mode());
-        LocalDetection noBridge = read(head + "detectLocalMode: BridgeInterface\n").config().detectLocal();
-        assertEquals("detectLocal.bridgeInterface", assertThrows(ConfigException.class, noBridge::validate).field());
+        assertEquals("detectLocal.bridgeInterface", assertThrows(ConfigException.class,
+                () -> read(head + "detectLocalMode: BridgeInterface\n")).field());
     }
 
     @Test
@@ -206,7 +220,7 @@ class ConfigFileTest {
 
     @Test
     void kubeProxysDefaultValuesWrittenOutAreNoWarning() throws Exception {
-        ConfigFile.Result r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+        Read r = read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
                 + "oomScoreAdj: -999\nconntrack: {maxPerCore: null, min: null, tcpBeLiberal: false, udpTimeout: 0s}\n");
         assertEquals(List.of(), r.notes().stream().filter(n -> n.level() == Level.WARN).toList());
     }
@@ -225,10 +239,11 @@ class ConfigFileTest {
         ConfigException e = assertThrows(ConfigException.class, () -> read("apiVersion: kubeproxy.config.k8s.io/v1alpha1\n"
                 + "kind: KubeProxyConfiguration\nclusterCIDR: 10.0.0.0/33\nnftables: {masqueradeBit: 40, syncPeriod: soon}\n"
                 + "colour: blue\n"));
-        assertEquals(List.of("clusterCIDR", "nftables.masqueradeBit", "nftables.syncPeriod", "colour"),
+        // What could not be parsed first, in the file's order, then the rules the parsed values break.
+        assertEquals(List.of("clusterCIDR", "nftables.syncPeriod", "colour", "nftables.masqueradeBit"),
                 e.all().stream().map(ConfigException::field).toList());
         assertEquals("clusterCIDR", e.field());
-        assertTrue(e.getMessage().contains("nftables.masqueradeBit: invalid value \"40\"") && e.getMessage().contains("colour: "), e.getMessage());
+        assertTrue(e.getMessage().contains("nftables.masqueradeBit (--masquerade-bit): invalid value \"40\"") && e.getMessage().contains("colour: "), e.getMessage());
     }
 
     /** A duration in a message is spelled as in the file (Go's format), not as Java prints it (PT0.5S). */
@@ -239,7 +254,7 @@ class ConfigFileTest {
         b.syncPeriod = Duration.ofMillis(500);
         b.minSyncPeriod = Duration.ZERO;
         ConfigException e = assertThrows(ConfigException.class, () -> b.build().validate());
-        assertEquals("nftables.syncPeriod: invalid value \"500ms\"; allowed: at least 1s", e.getMessage());
+        assertEquals("nftables.syncPeriod (--sync-period): invalid value \"500ms\"; allowed: at least 1s", e.getMessage());
     }
 
     @ParameterizedTest

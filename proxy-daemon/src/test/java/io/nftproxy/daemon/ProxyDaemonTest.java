@@ -72,7 +72,7 @@ class ProxyDaemonTest {
     private int hcnp;
 
     /** Answers for the node's network and remembers what it was asked. */
-    private static final class RecordingNetwork implements NodeNetwork {
+    private static class RecordingNetwork implements NodeNetwork {
         final List<TableChangeListener> monitors = new ArrayList<>();
         final List<ProxyState> conntrackV4 = new ArrayList<>();
 
@@ -107,7 +107,7 @@ class ProxyDaemonTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", freePort());
         b.minSyncPeriod = MIN_SYNC;
         // Loopback addresses never take NodePort traffic; "every address" makes the health-check servers reachable.
-        b.nodePortAddresses = List.of("0.0.0.0/0");
+        b.nodePortAddresses = new io.nftproxy.config.NodePortAddresses(false, List.of(io.nftproxy.net.IpPrefix.parse("0.0.0.0/0")));
         ProxyConfig config = b.build().validate();
         NodeSettings node = new NodeSettings(NODE, List.of(IpAddress.parse("127.0.0.1")), config.clusterCidrs(),
                 config.nodePortAddresses(), false, 14);
@@ -169,6 +169,47 @@ class ProxyDaemonTest {
     private int healthzPort() { return daemon.serverAddresses().get(0).getPort(); }
 
     private String metrics() throws Exception { return get(daemon.serverAddresses().get(1).getPort(), "/metrics").body(); }
+
+    /**
+     * run --once: the same daemon, its sync once on the calling thread; both tables and the conntrack follow-up, and
+     * nothing that would outlive it: no lock, no server, no monitor, and no health-check NodePort server.
+     */
+    @Test
+    void runOnceSyncsOnceWithTheConntrackFollowUpAndStartsNothing() throws Exception {
+        List<String> asked = new ArrayList<>();
+        RecordingNetwork quiet = new RecordingNetwork() {
+            @Override public AutoCloseable lock() {
+                asked.add("lock");
+                return () -> { };
+            }
+
+            @Override public AutoCloseable monitorAddresses(Runnable onChange, Consumer<Exception> onFailure) {
+                asked.add("address monitor");
+                return () -> { };
+            }
+
+            @Override public <T> T call(Callable<T> task) throws Exception {
+                asked.add("call");
+                return task.call();
+            }
+        };
+        FakeNftClient once = new FakeNftClient();
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        ProxyConfig config = b.validate();
+        try (ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), quiet, true,
+                io.nftproxy.render.TableLayout.DEFAULT), once, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler)) {
+            ProxyDaemon.Once r = d.runOnce(clusterOf(NODE, "10.180.1.1").snapshot());
+            assertTrue(r.result().success(), r.result().toString());
+            assertEquals(2, r.result().families().size());
+            for (IpFamily f : IpFamily.values()) assertTrue(once.dump(f) != null, f.toString());
+            assertTrue(r.conntrack() != null, "stale UDP entries looked for after the sync");
+            assertEquals(1, quiet.conntrackV4.size());
+            assertEquals(List.of(), d.serverAddresses());
+            assertEquals(List.of(), quiet.monitors);
+            assertEquals(List.of(), asked);
+        }
+    }
 
     /** kube-proxy's /configz on the metrics server: the effective configuration under the API group's name. */
     @Test

@@ -38,7 +38,7 @@ class NodeSettingsTest {
             List.of(), List.of("10.0.9.0/24", "not-a-cidr", "fd00:10::9:0/112"));
 
     private static NodeSettings settings(IpAddress bind, LocalDetection d) {
-        return new NodeSettings("n1", List.of(), List.of(IpPrefix.parse("10.0.0.0/8")), List.of("primary"), false, 14, bind, d);
+        return new NodeSettings("n1", List.of(), List.of(IpPrefix.parse("10.0.0.0/8")), io.nftproxy.config.NodePortAddresses.PRIMARY_IPS, false, 14, bind, d);
     }
 
     /** NodeCIDR: the Node object's spec.podCIDRs are the detector, not clusterCIDR; a bad entry is a diagnostic. */
