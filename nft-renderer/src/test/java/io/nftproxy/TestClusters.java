@@ -15,14 +15,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-/**
- * Builds cluster snapshots for tests in a few lines. The address plan is shared by all renderer tests:
- * node 192.168.10.20 (fd00:192:168:10::20), pods 10.0.0.0/8 (fd00:10::/64), services 172.30.0.0/16
- * (fd00:172:30::/108), LB VIPs 203.0.113.0/24, external clients 198.51.100.0/24.
- */
+import static io.nftproxy.TestAddresses.CLUSTER_CIDR;
+import static io.nftproxy.TestAddresses.CLUSTER_CIDR6;
+import static io.nftproxy.TestAddresses.NODE_IP;
+import static io.nftproxy.TestAddresses.NODE_IP6;
+import static io.nftproxy.TestAddresses.ZONE;
+import static io.nftproxy.TestAddresses.cidr;
+import static io.nftproxy.TestAddresses.ip;
+
+/** Builds cluster snapshots for tests in a few lines, on {@link TestAddresses}' plan. */
 public final class TestClusters {
-    public static final String NODE = "node-a";
-    public static final String OTHER_NODE = "node-b";
+    public static final String NODE = TestAddresses.NODE;
+    public static final String OTHER_NODE = TestAddresses.OTHER_NODE;
 
     private final List<ServiceObject> services = new ArrayList<>();
     private final List<EndpointSliceObject> slices = new ArrayList<>();
@@ -46,12 +50,9 @@ public final class TestClusters {
 
     /** The node context most tests use: cluster CIDR set, nodePortAddresses = the node IP. */
     public static NodeContext node() {
-        return new NodeContext(NODE, "zone-a",
-                List.of(IpAddress.parse("192.168.10.20"), IpAddress.parse("fd00:192:168:10::20")),
-                List.of(IpPrefix.parse("10.0.0.0/8"), IpPrefix.parse("fd00:10::/64")),
-                List.of(IpPrefix.parse("192.168.10.20/32"), IpPrefix.parse("fd00:192:168:10::20/128")),
-                List.of(IpAddress.parse("192.168.10.20"), IpAddress.parse("fd00:192:168:10::20")),
-                false, NodeContext.DEFAULT_MASQUERADE_BIT, true);
+        IpAddress v4 = ip(NODE_IP), v6 = ip(NODE_IP6);
+        return new NodeContext(NODE, ZONE, List.of(v4, v6), List.of(cidr(CLUSTER_CIDR), cidr(CLUSTER_CIDR6)),
+                List.of(IpPrefix.host(v4), IpPrefix.host(v6)), List.of(v4, v6), false, NodeContext.DEFAULT_MASQUERADE_BIT, true);
     }
 
     public static Svc svc(String ns, String name) { return new Svc(ns, name); }

@@ -126,8 +126,8 @@ class KernelReadbackTest {
         String affinitySet = model.sets().keySet().stream().filter(n -> n.startsWith("affinity-")).findFirst().orElseThrow();
         try (KernelNamespace ns = KernelNamespace.create("rb")) {
             ns.load(Transaction.creating(model).script(Capabilities.baseline()));
-            ns.load("add element ip kube-proxy " + affinitySet + " { 203.0.113.9 }\n");
-            assertTrue(ns.listTableText(IpFamily.IPV4).contains("203.0.113.9 expires"));
+            ns.load("add element ip kube-proxy " + affinitySet + " { 198.51.100.9 }\n");
+            assertTrue(ns.listTableText(IpFamily.IPV4).contains("198.51.100.9 expires"));
             TableContent kernel = KernelTableParser.parse(ns.listTable(IpFamily.IPV4));
             assertTrue(TableComparison.diff(model, kernel, JSON_GAPS).isEmpty());
         }

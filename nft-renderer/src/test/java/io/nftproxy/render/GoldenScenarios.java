@@ -1,5 +1,6 @@
 package io.nftproxy.render;
 
+import io.nftproxy.TestAddresses;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.net.IpAddress;
@@ -63,14 +64,16 @@ public final class GoldenScenarios {
     }
 
     /** A pod on this node, not an endpoint of any scenario. */
-    public static final String POD_IP = "10.0.9.9";
-    public static final String POD_IP6 = "fd00:10::9:9";
+    public static final String POD_IP = TestAddresses.POD_CLIENT;
+    public static final String POD_IP6 = TestAddresses.POD_CLIENT6;
+    /** A pod on the other node, not an endpoint of any scenario. */
+    private static final String OTHER_POD_IP = TestAddresses.OTHER_POD;
     /** A client off the node, outside every cluster range. */
-    public static final String CLIENT = "198.51.100.7";
-    public static final String CLIENT6 = "2001:db8::7";
+    public static final String CLIENT = TestAddresses.EXTERNAL_CLIENT;
+    public static final String CLIENT6 = TestAddresses.EXTERNAL_CLIENT6;
     /** The node's primary addresses, as in {@link TestClusters#node()}. */
-    public static final String NODE_IP = "192.168.10.20";
-    public static final String NODE_IP6 = "fd00:192:168:10::20";
+    public static final String NODE_IP = TestAddresses.NODE_IP;
+    public static final String NODE_IP6 = TestAddresses.NODE_IP6;
 
     private static final Origin POD = Origin.POD;
     private static final Origin EXTERNAL = Origin.EXTERNAL;
@@ -196,18 +199,18 @@ public final class GoldenScenarios {
                 .snapshot();
         s.add(new Scenario("detect-local-node-cidr", "detectLocalMode NodeCIDR: this node's podCIDRs, not the cluster's",
                 detectCluster, with(node, n -> detector(n, LocalTraffic.bySource(
-                        List.of(IpPrefix.parse("10.0.9.0/24"), IpPrefix.parse("fd00:10::9:0/112"))))), flows(
+                        List.of(IpPrefix.parse(TestAddresses.POD_CIDR), IpPrefix.parse(TestAddresses.POD_CIDR6))))), flows(
                 dnat("ClusterIP from a pod of this node", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
-                dnat("ClusterIP from a pod of another node is masqueraded", EXTERNAL, "10.0.5.5", "172.30.0.41", "tcp", 80, "yes",
+                dnat("ClusterIP from a pod of another node is masqueraded", EXTERNAL, OTHER_POD_IP, "172.30.0.41", "tcp", 80, "yes",
                         "10.180.0.3:8080"),
                 dnat("NodePort eTP=Local from a pod of this node: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
                         "10.172.15.0:8080", "10.211.48.0:8080"),
-                dnat("NodePort eTP=Local from a pod of another node: local endpoint only", EXTERNAL, "10.0.5.5", NODE_IP, "tcp",
+                dnat("NodePort eTP=Local from a pod of another node: local endpoint only", EXTERNAL, OTHER_POD_IP, NODE_IP, "tcp",
                         30080, "no", "10.211.48.0:8080"))));
         s.add(new Scenario("detect-local-bridge-interface", "detectLocalMode BridgeInterface: what enters on cbr0 is a pod's",
                 detectCluster, with(node, n -> detector(n, LocalTraffic.byInterface("cbr0", false))), flows(
                 dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
-                dnat("ClusterIP from off-node, even from a cluster address", EXTERNAL, "10.0.5.5", "172.30.0.41", "tcp", 80, "yes",
+                dnat("ClusterIP from off-node, even from a cluster address", EXTERNAL, OTHER_POD_IP, "172.30.0.41", "tcp", 80, "yes",
                         "10.180.0.3:8080"),
                 dnat("ClusterIP from the host: no input interface, not marked", HOST, NODE_IP, "172.30.0.41", "tcp", 80, "no",
                         "10.180.0.3:8080"),

@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The tracer's evaluation rules on small hand-built tables, and its explanations on the shared cluster. */
 class PacketTracerTest {
-    private static final Packet FROM_OUTSIDE = Packet.of(Origin.EXTERNAL, "203.0.113.7", "198.51.100.1", Protocol.TCP, 80);
+    private static final Packet FROM_OUTSIDE = Packet.of(Origin.EXTERNAL, "198.51.100.7", "203.0.113.1", Protocol.TCP, 80);
 
     private static Chain base(String name, String type, String hook, int priority) {
         return new Chain(name, new Chain.Hook(type, hook, priority), null);
@@ -168,15 +168,15 @@ class PacketTracerTest {
 
     @Test
     void negatedSetLookupMatchesAddressesOutsideTheSet() {
-        for (String src : List.of("203.0.113.7", "203.0.113.8")) {
+        for (String src : List.of("198.51.100.7", "198.51.100.8")) {
             TableContent t = TableContent.builder(IpFamily.IPV4)
                     .set(new NftSet("allowed", List.of("ipv4_addr"), null, List.of(), 0, null))
-                    .element(new Element("allowed", List.of(new Value.Addr(IpAddress.parse("203.0.113.7"))), null, null))
+                    .element(new Element("allowed", List.of(new Value.Addr(IpAddress.parse("198.51.100.7"))), null, null))
                     .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
                     .rule(rule("filter-prerouting-pre-dnat",
                             List.of(new Match.SetLookup(List.of(Field.SADDR), "allowed", true)), go(Verdict.drop())))
                     .build();
-            Packet p = Packet.of(Origin.EXTERNAL, src, "198.51.100.1", Protocol.TCP, 80);
+            Packet p = Packet.of(Origin.EXTERNAL, src, "203.0.113.1", Protocol.TCP, 80);
             Outcome o = PacketTracer.trace(t, TraceFixtures.node(), p).outcome();
             assertEquals(src.endsWith(".7") ? Outcome.Kind.UNTOUCHED : Outcome.Kind.DROP, o.kind(), o.summary());
         }
@@ -217,7 +217,7 @@ class PacketTracerTest {
 
     @Test
     void clusterIPVerdictLineNamesTargetsAndTheMasqueradeRule() {
-        Trace t = traceCluster(Origin.EXTERNAL, "203.0.113.7", "172.30.0.10", Protocol.TCP, 80);
+        Trace t = traceCluster(Origin.EXTERNAL, "198.51.100.7", "172.30.0.10", Protocol.TCP, 80);
         assertEquals("verdict: DNAT to 10.0.1.5:8080 | 10.0.2.7:8080 (random), masquerade: yes (mark 0x4000 set in"
                 + " services: masquerade clusterIP traffic from outside cluster)", lastLine(t.render()));
     }
@@ -233,7 +233,7 @@ class PacketTracerTest {
 
     @Test
     void nodePortLocalVerdictLineHasOneTargetAndNoMasquerade() {
-        Trace t = traceCluster(Origin.EXTERNAL, "203.0.113.7", TraceFixtures.NODE_IP, Protocol.TCP, 30081);
+        Trace t = traceCluster(Origin.EXTERNAL, "198.51.100.7", TraceFixtures.NODE_IP, Protocol.TCP, 30081);
         assertEquals("verdict: DNAT to 10.0.1.7:8080, masquerade: no", lastLine(t.render()));
         assertEquals(1, t.branches().size());
         assertTrue(t.render().contains("goto local-"), t.render());
@@ -267,7 +267,7 @@ class PacketTracerTest {
 
     @Test
     void inputPathEndsAtTheSocketWithoutPostrouting() {
-        Trace t = traceCluster(Origin.EXTERNAL, "203.0.113.7", TraceFixtures.NODE_IP, Protocol.TCP, 22);
+        Trace t = traceCluster(Origin.EXTERNAL, "198.51.100.7", TraceFixtures.NODE_IP, Protocol.TCP, 22);
         Outcome.Untouched u = assertInstanceOf(Outcome.Untouched.class, t.outcome());
         assertEquals("delivered to a local socket", u.delivery());
         assertTrue(t.allSteps().stream().noneMatch(s -> "postrouting".equals(s.hook())), t.render());

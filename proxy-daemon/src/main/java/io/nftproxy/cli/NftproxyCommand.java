@@ -10,6 +10,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 import java.io.PrintWriter;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 
 /**
@@ -19,16 +20,17 @@ import java.util.concurrent.Callable;
 @Command(name = "nftproxy",
         mixinStandardHelpOptions = true,
         versionProvider = NftproxyCommand.Version.class,
-        subcommands = {RenderCommand.class, TraceCommand.class, RunCommand.class, DemoCommand.class,
-                CleanupCommand.class, ConntrackCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {RenderCommand.class, TraceCommand.class, RunCommand.class, CleanupCommand.class,
+                ConntrackCommand.class},
         description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
                 ""},
         footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag, "
                 + "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup), 6 trace could not "
-                + "follow the packet to an end, 7 the demo did not go as expected, 8 trace --kernel: the kernel's table sends "
-                + "the packet elsewhere than the cluster implies.",
+                + "follow the packet to an end, 7 the demo did not go as expected, 8 cleanup refused: a daemon runs here, "
+                + "9 trace --kernel: the kernel's table sends the packet elsewhere than the cluster implies, 10 run: the "
+                + "API server unusable at start.",
                 "", "Start with:",
-                "  sudo nftproxy demo",
+                "  sudo ./nftproxy demo       # in a source checkout; the release has no demo",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
                 "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80"})
@@ -36,9 +38,11 @@ public final class NftproxyCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** A configured command line; tests call this with their own writers. */
+    /** A configured command line, with every {@link PluggedCommand} on the class path; tests call this with their own writers. */
     public static CommandLine newCommandLine() {
         CommandLine cl = new CommandLine(new NftproxyCommand());
+        for (PluggedCommand c : ServiceLoader.load(PluggedCommand.class, NftproxyCommand.class.getClassLoader())) cl.addSubcommand(c);
+        cl.addSubcommand(new CommandLine.HelpCommand());
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setUsageHelpAutoWidth(true);
         cl.setParameterExceptionHandler(new ShortUsageErrors());

@@ -1,5 +1,6 @@
 package io.nftproxy.it.net;
 
+import io.nftproxy.TestAddresses;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
@@ -8,12 +9,9 @@ import io.nftproxy.proxy.NodeContext;
 import java.util.List;
 
 /**
- * The one address plan of the traffic topology, the same plan the renderer's {@code TestClusters} uses: node
- * 192.168.10.20 on a LAN 192.168.10.0/24, pods in 10.0.0.0/8 (10.0.1.0/24 on this node, 10.0.2.0/24 on the other),
- * services 172.30.0.0/16, LB VIPs 203.0.113.0/24, externalIPs 192.0.2.0/24, external clients 198.51.100.0/24.
- * IPv6 mirrors it inside fd00::/8 (ULA): LAN fd00:192:168:10::/64, pods fd00:10::/64 (fd00:10::1:0/112 here,
- * fd00:10::2:0/112 on the other node), services fd00:172:30::/108. Only private and documentation ranges, and only
- * inside namespaces the tests create.
+ * The traffic topology on {@link TestAddresses}' plan, the one every fixture uses (names as the traffic tests know
+ * them: the other node is the "remote" one). Only private and documentation ranges, and only inside namespaces the
+ * tests create.
  *
  * <pre>
  *  external client 198.51.100.10 (+ .200)         LAN bridge in "lan", gateway 192.168.10.1
@@ -26,50 +24,50 @@ import java.util.List;
 public final class TestNetworks {
     private TestNetworks() {}
 
-    public static final String NODE_NAME = "node-a";
-    public static final String REMOTE_NODE_NAME = "node-b";
+    public static final String NODE_NAME = TestAddresses.NODE;
+    public static final String REMOTE_NODE_NAME = TestAddresses.OTHER_NODE;
 
-    public static final int LAN_PREFIX_LENGTH = 24;
+    public static final int LAN_PREFIX_LENGTH = TestAddresses.LAN_PREFIX_LENGTH;
     /** The LAN's router; it has no default route, so anything the node sends it for an unknown address is refused with ICMP unreachable at once. */
-    public static final String LAN_GATEWAY = "192.168.10.1";
-    public static final String NODE_IP = "192.168.10.20";
-    public static final String REMOTE_NODE_IP = "192.168.10.21";
+    public static final String LAN_GATEWAY = TestAddresses.LAN_GATEWAY;
+    public static final String NODE_IP = TestAddresses.NODE_IP;
+    public static final String REMOTE_NODE_IP = TestAddresses.OTHER_NODE_IP;
 
-    public static final String CLUSTER_CIDR = "10.0.0.0/8";
-    public static final String POD_CIDR = "10.0.1.0/24";
-    public static final String REMOTE_POD_CIDR = "10.0.2.0/24";
+    public static final String CLUSTER_CIDR = TestAddresses.CLUSTER_CIDR;
+    public static final String POD_CIDR = TestAddresses.POD_CIDR;
+    public static final String REMOTE_POD_CIDR = TestAddresses.OTHER_POD_CIDR;
     /** The node's address on every routed pod veth (as a /32); what hairpin and node-to-pod masquerade show. */
-    public static final String NODE_POD_GATEWAY = "10.0.1.1";
-    public static final String REMOTE_NODE_POD_GATEWAY = "10.0.2.1";
-    public static final String POD_A = "10.0.1.10";
-    public static final String POD_B = "10.0.1.11";
-    public static final String POD_CLIENT = "10.0.1.50";
-    public static final String REMOTE_POD = "10.0.2.10";
+    public static final String NODE_POD_GATEWAY = TestAddresses.NODE_POD_GATEWAY;
+    public static final String REMOTE_NODE_POD_GATEWAY = TestAddresses.OTHER_NODE_POD_GATEWAY;
+    public static final String POD_A = TestAddresses.POD_A;
+    public static final String POD_B = TestAddresses.POD_B;
+    public static final String POD_CLIENT = TestAddresses.POD_CLIENT;
+    public static final String REMOTE_POD = TestAddresses.OTHER_POD;
 
-    public static final String EXTERNAL_CIDR = "198.51.100.0/24";
-    public static final String EXTERNAL_CLIENT = "198.51.100.10";
+    public static final String EXTERNAL_CIDR = TestAddresses.EXTERNAL_CIDR;
+    public static final String EXTERNAL_CLIENT = TestAddresses.EXTERNAL_CLIENT;
     /** A second address of the external client, outside {@link #ALLOWED_SOURCE_RANGE}. */
-    public static final String EXTERNAL_DENIED_CLIENT = "198.51.100.200";
-    public static final String ALLOWED_SOURCE_RANGE = "198.51.100.0/25";
+    public static final String EXTERNAL_DENIED_CLIENT = TestAddresses.DENIED_CLIENT;
+    public static final String ALLOWED_SOURCE_RANGE = TestAddresses.ALLOWED_SOURCE_RANGE;
 
-    public static final String SERVICE_CIDR = "172.30.0.0/16";
-    public static final String LB_VIP = "203.0.113.10";
-    public static final String EXTERNAL_IP = "192.0.2.10";
+    public static final String SERVICE_CIDR = TestAddresses.SERVICE_CIDR;
+    public static final String LB_VIP = TestAddresses.LB_VIP;
+    public static final String EXTERNAL_IP = TestAddresses.EXTERNAL_IP;
 
-    public static final int LAN6_PREFIX_LENGTH = 64;
-    public static final String LAN6_GATEWAY = "fd00:192:168:10::1";
-    public static final String NODE_IP6 = "fd00:192:168:10::20";
-    public static final String REMOTE_NODE_IP6 = "fd00:192:168:10::21";
-    public static final String CLUSTER_CIDR6 = "fd00:10::/64";
-    public static final String POD_CIDR6 = "fd00:10::1:0/112";
-    public static final String REMOTE_POD_CIDR6 = "fd00:10::2:0/112";
-    public static final String NODE_POD_GATEWAY6 = "fd00:10::1:1";
-    public static final String REMOTE_NODE_POD_GATEWAY6 = "fd00:10::2:1";
-    public static final String POD_A6 = "fd00:10::1:10";
-    public static final String POD_B6 = "fd00:10::1:11";
-    public static final String POD_CLIENT6 = "fd00:10::1:50";
-    public static final String REMOTE_POD6 = "fd00:10::2:10";
-    public static final String SERVICE_CIDR6 = "fd00:172:30::/108";
+    public static final int LAN6_PREFIX_LENGTH = TestAddresses.LAN6_PREFIX_LENGTH;
+    public static final String LAN6_GATEWAY = TestAddresses.LAN6_GATEWAY;
+    public static final String NODE_IP6 = TestAddresses.NODE_IP6;
+    public static final String REMOTE_NODE_IP6 = TestAddresses.OTHER_NODE_IP6;
+    public static final String CLUSTER_CIDR6 = TestAddresses.CLUSTER_CIDR6;
+    public static final String POD_CIDR6 = TestAddresses.POD_CIDR6;
+    public static final String REMOTE_POD_CIDR6 = TestAddresses.OTHER_POD_CIDR6;
+    public static final String NODE_POD_GATEWAY6 = TestAddresses.NODE_POD_GATEWAY6;
+    public static final String REMOTE_NODE_POD_GATEWAY6 = TestAddresses.OTHER_NODE_POD_GATEWAY6;
+    public static final String POD_A6 = TestAddresses.POD_A6;
+    public static final String POD_B6 = TestAddresses.POD_B6;
+    public static final String POD_CLIENT6 = TestAddresses.POD_CLIENT6;
+    public static final String REMOTE_POD6 = TestAddresses.OTHER_POD6;
+    public static final String SERVICE_CIDR6 = TestAddresses.SERVICE_CIDR6;
 
     public static final int BACKEND_TCP_PORT = 8080;
     public static final int BACKEND_UDP_PORT = 5353;
@@ -94,7 +92,7 @@ public final class TestNetworks {
 
     /** As {@link #nodeContext()}, pod traffic recognised by {@code detector} (null: the cluster CIDRs). */
     public static NodeContext nodeContext(io.nftproxy.proxy.LocalTraffic detector) {
-        return new NodeContext(NODE_NAME, "zone-a",
+        return new NodeContext(NODE_NAME, TestAddresses.ZONE,
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_IP6)),
                 List.of(IpPrefix.parse(CLUSTER_CIDR), IpPrefix.parse(CLUSTER_CIDR6)),
                 List.of(IpPrefix.parse(NODE_IP + "/32"), IpPrefix.parse(NODE_IP6 + "/128")),

@@ -1,8 +1,8 @@
-package io.nftproxy.cli;
+package io.nftproxy.demo;
 
-import io.nftproxy.demo.Demo;
+import io.nftproxy.cli.ExitCodes;
+import io.nftproxy.cli.PluggedCommand;
 import io.nftproxy.netlink.KernelNamespace;
-import io.nftproxy.demo.Topology;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -29,7 +29,7 @@ import java.util.concurrent.Callable;
                 "  nftproxy demo --keep --requests 100",
                 "", "Exit codes: 0 done and every request answered by the expected backends, 2 invalid flag, "
                 + "3 ip, nft or sysctl missing, 4 not root, 7 a step failed or traffic went astray (cleaned up all the same)."})
-public final class DemoCommand implements Callable<Integer> {
+public final class DemoCommand implements Callable<Integer>, PluggedCommand {
     @Spec
     CommandSpec spec;
 

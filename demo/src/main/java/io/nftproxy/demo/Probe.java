@@ -114,15 +114,8 @@ public final class Probe {
             s.connect(new InetSocketAddress(address, port), timeoutMillis);
             s.setSoTimeout(timeoutMillis);
             return parse(readLine(s.getInputStream()), start);
-        } catch (ConnectException e) {
-            boolean refused = e.getMessage() != null && e.getMessage().contains("refused");
-            return new Outcome(refused ? Kind.REFUSED : Kind.UNREACHABLE, null, null, since(start), e.getMessage());
-        } catch (NoRouteToHostException e) {
-            return new Outcome(Kind.UNREACHABLE, null, null, since(start), e.getMessage());
-        } catch (SocketTimeoutException e) {
-            return new Outcome(Kind.TIMEOUT, null, null, since(start), null);
         } catch (IOException e) {
-            return new Outcome(Kind.ERROR, null, null, since(start), e.toString());
+            return failed(e, start);
         }
     }
 
@@ -138,15 +131,20 @@ public final class Probe {
             DatagramPacket p = new DatagramPacket(buf, buf.length);
             s.receive(p);
             return parse(new String(buf, 0, p.getLength(), StandardCharsets.US_ASCII).strip(), start);
-        } catch (PortUnreachableException e) {
-            return new Outcome(Kind.REFUSED, null, null, since(start), e.getMessage());
-        } catch (NoRouteToHostException e) {
-            return new Outcome(Kind.UNREACHABLE, null, null, since(start), e.getMessage());
-        } catch (SocketTimeoutException e) {
-            return new Outcome(Kind.TIMEOUT, null, null, since(start), null);
         } catch (IOException e) {
-            return new Outcome(Kind.ERROR, null, null, since(start), e.toString());
+            return failed(e, start);
         }
+    }
+
+    /** A TCP reset or ICMP port unreachable is a refusal, another failed connect or ICMP host unreachable no route. */
+    private static Outcome failed(IOException e, long start) {
+        boolean refused = e instanceof PortUnreachableException
+                || e instanceof ConnectException && e.getMessage() != null && e.getMessage().contains("refused");
+        Kind kind = refused ? Kind.REFUSED
+                : e instanceof ConnectException || e instanceof NoRouteToHostException ? Kind.UNREACHABLE
+                : e instanceof SocketTimeoutException ? Kind.TIMEOUT : Kind.ERROR;
+        String detail = kind == Kind.TIMEOUT ? null : kind == Kind.ERROR ? e.toString() : e.getMessage();
+        return new Outcome(kind, null, null, since(start), detail);
     }
 
     private static Outcome parse(String line, long start) {
