@@ -3,6 +3,9 @@ package io.nftproxy.sync;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Capabilities;
+import io.nftproxy.nft.Command;
+import io.nftproxy.nft.TableSpec;
+import io.nftproxy.nft.Verb;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
@@ -22,7 +25,8 @@ import java.util.Objects;
  *       sends next is the diff from exactly that listing;</li>
  *   <li>a commit of ours that found the generation at the trusted value {@code g} and left it at {@code g + 1} was
  *       the only commit in between: the table is now what we sent on top of what we trusted, and the other family's
- *       table, which a one-family transaction never touches, is unchanged;</li>
+ *       table, which a one-family transaction never touches, is unchanged; a commit that replaces the whole table
+ *       needs no trusted value before it;</li>
  *   <li>anything else (someone else committed, a reading failed, a refused commit moved the generation) forgets the
  *       trust, and the next verification reads the table back.</li>
  * </ul>
@@ -88,9 +92,10 @@ public final class GenerationTracker implements NftClient {
         long after = read();
         synchronized (this) {
             boolean onlyOurs = before >= 0 && after == next(before);
+            boolean replacing = replacesTable(tx);
             for (IpFamily f : IpFamily.values()) {
                 Long t = trusted.get(f);
-                if (onlyOurs && t != null && t == before) trusted.put(f, after);
+                if (onlyOurs && (t != null && t == before || replacing && f == tx.family())) trusted.put(f, after);
                 else trusted.remove(f);
             }
         }
@@ -120,6 +125,15 @@ public final class GenerationTracker implements NftClient {
     @Override public String describe() { return client.describe(); }
 
     @Override public void close() { client.close(); }
+
+    /**
+     * A transaction that deletes the table (and makes it anew, as {@link io.nftproxy.diff.Differ#replacing} does) leaves
+     * exactly what it sends, whatever was there: after it, a table that held someone else's rules is trusted again.
+     */
+    private static boolean replacesTable(Transaction tx) {
+        for (Command c : tx.commands()) if (c.verb() == Verb.DELETE && c.object() instanceof TableSpec) return true;
+        return false;
+    }
 
     /** The generation after {@code g}: the kernel skips 0 when its 32-bit counter wraps. */
     static long next(long g) {
