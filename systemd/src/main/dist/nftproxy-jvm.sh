@@ -1,15 +1,18 @@
 # JVM options for nftproxy, sourced by both launchers (./nftproxy in a checkout, the one install.sh writes). POSIX sh.
 #
-# A small long-running daemon, not a batch job: serial GC (one thread, no concurrent workers), a heap that starts
-# small and gives memory back, the JIT's first tier only (C2 burns seconds of CPU at start for code that runs a few
-# times a second). JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
+# A small long-running daemon, not a batch job: serial GC (one thread, no concurrent workers), the JIT's first tier
+# only (C2 burns seconds of CPU at start for code that runs a few times a second). The heap has a fixed 48 MiB young
+# generation and room to grow: with a heap kept tight (-Xms16m, MaxHeapFreeRatio=30) a burst of 1,000 changes at 5k
+# Services ran 2,022 collections and 18 full ones of up to 203 ms; with these flags 279 young ones, none full, at most
+# 38 ms (docs/benchmarks.md, "GC pauses during a burst"). G1 with a 10 ms goal did worse here (up to 127 ms, 770 MB RSS).
+# JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and
 # verifying them again (about 0.5 s of a start on the test machine, docs/benchmarks.md). The archive is named by the jar's size and
 # modification time, so a new jar never meets an old archive; the first run of a jar writes it when it exits.
 # NFTPROXY_CDS_DIR says where (default: the user's cache directory); NFTPROXY_NO_CDS=1 turns it off.
 nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
-    flags="-XX:+UseSerialGC -Xms16m -Xmx1g -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1"
+    flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
     flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
     if [ "$2" = run ] && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
         cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"

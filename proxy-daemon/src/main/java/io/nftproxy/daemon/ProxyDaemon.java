@@ -87,6 +87,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private final ProxyHealth health;
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
+    private final LazyGeneration generation;
     private final TamperBackoff tamper = new TamperBackoff();
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
@@ -130,9 +131,11 @@ public final class ProxyDaemon implements AutoCloseable {
         this.healthCheckNodePorts = new HealthCheckNodePorts(() -> health.status().healthy());
         this.followUps = new SyncFollowUps(options.network(), healthCheckNodePorts, metrics);
         this.routes = new DaemonRoutes(health, metrics, c);
-        this.proxySync = new ProxySync(this.client, options.renderer(), c.fullSyncPeriod(),
-                ownPorts(c));
+        this.generation = new LazyGeneration(options.network());
+        this.proxySync = new ProxySync(new io.nftproxy.sync.GenerationTracker(this.client, generation::current),
+                options.renderer(), c.fullSyncPeriod(), ownPorts(c));
         closeables.add(options.network()); // closed last: everything after it may still call into the network
+        closeables.add(generation);
     }
 
     /** The TCP ports our own servers listen on: a Service given one as its node port would take it from them. */
@@ -218,6 +221,33 @@ public final class ProxyDaemon implements AutoCloseable {
                 e -> LOG.warn("address monitor stopped error={}; address changes are seen at the next periodic sync", e.toString())));
         closeables.add(Watchdog.start(notify, this::alive));
         runner.requestSync();
+    }
+
+    /**
+     * The namespace's nf_tables generation, for {@link io.nftproxy.sync.GenerationTracker}: the socket is opened in
+     * the node's network on first use (not in the constructor: no netlink before the lock is held), and opened again
+     * after a failure. Used by the sync thread and the early read-back, one at a time.
+     */
+    private static final class LazyGeneration implements AutoCloseable {
+        private final NodeNetwork network;
+        private io.nftproxy.netlink.nft.RulesetGeneration socket;
+
+        LazyGeneration(NodeNetwork network) { this.network = network; }
+
+        synchronized long current() throws Exception {
+            if (socket == null) socket = network.call(io.nftproxy.netlink.nft.RulesetGeneration::open);
+            try {
+                return socket.current();
+            } catch (java.io.IOException | RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        @Override public synchronized void close() {
+            if (socket != null) socket.close();
+            socket = null;
+        }
     }
 
     /** The log line for a change the monitor could not attribute: an overflow, typically during our own big sync. */
@@ -312,6 +342,7 @@ public final class ProxyDaemon implements AutoCloseable {
         SYNCS.info("sync done plan={} services={} results={}", result.everything() ? result.plan().reasons() : "partial",
                 result.everything() ? "all" : Integer.toString(result.deltas().size()), result.families().values());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
+        result.plan().verifications().values().forEach(v -> metrics.tableVerification(v.family(), v.unchanged()));
         Instant done = clock.instant();
         for (SyncResult r : result.families().values()) {
             if (r.success()) {

@@ -50,6 +50,7 @@ public final class ProxyMetrics {
     private final Counter invalidObjects;
     private final Counter tamperRepairs;
     private final Counter transactionCommands;
+    private final Counter verifications;
     private final Histogram conntrackReconcile;
     private final Counter conntrackDeleted;
 
@@ -85,6 +86,9 @@ public final class ProxyMetrics {
                 .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
                 .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
+        verifications = Counter.builder().name("nftproxy_table_verifications_total")
+                .help("Periodic verifications of our tables: path=generation (proven unchanged since our commit, no listing) or read_back (listed and compared)")
+                .labelNames("ip_family", "path").register(registry);
         // kube-proxy's conntrack reconciler pair, with its buckets (1 ms doubling, 15 of them).
         double[] ctBuckets = new double[15];
         for (int i = 0; i < ctBuckets.length; i++) ctBuckets[i] = 0.001 * (1 << i);
@@ -143,6 +147,10 @@ public final class ProxyMetrics {
     public void livez(int code) { livez.labelValues(Integer.toString(code)).inc(); }
     public void invalidObject(String kind, String field) { invalidObjects.labelValues(kind, field).inc(); }
     public void tamperResync(IpFamily f) { tamperRepairs.labelValues(label(f)).inc(); }
+    /** One periodic verification: proven by the ruleset generation, or read back. */
+    public void tableVerification(IpFamily f, boolean byGeneration) {
+        verifications.labelValues(label(f), byGeneration ? "generation" : "read_back").inc();
+    }
     public void conntrackReconciled(IpFamily f, Duration took, int deleted) {
         conntrackReconcile.labelValues(label(f)).observe(took.toNanos() / 1e9);
         conntrackDeleted.labelValues(label(f)).inc(deleted);

@@ -141,11 +141,15 @@ public final class ProxySync {
         this(client, renderer, readBackInterval, Map.of());
     }
 
-    /** @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports */
+    /**
+     * @param client        a {@link GenerationTracker} makes the periodic read-back a generation check when nothing
+     *                      was committed since our last commit; any other client reads the tables back every time
+     * @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports
+     */
     public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval, Map<Integer, String> reservedPorts) {
         this.reservedPorts = Map.copyOf(reservedPorts);
         this.refuseAddressOverlaps = renderer.refusesAddressOverlaps();
-        planner = new SyncPlanner(readBackInterval);
+        planner = new SyncPlanner(readBackInterval, client instanceof GenerationTracker g ? g::verify : null);
         for (IpFamily f : IpFamily.values()) {
             kernel.put(f, new KernelTable(f, client));
             models.put(f, new TableModel(renderer, f, null));
@@ -196,6 +200,7 @@ public final class ProxySync {
         long kernelNanos = 0;
         SyncPlanner.Plan plan = planner.plan(changed, node, now);
         if (plan.everything()) LOG.info("sync of everything: {}; reading back {}", plan.reasons(), plan.readBack());
+        for (GenerationTracker.Verification v : plan.verifications().values()) LOG.info("periodic verification: {}", v);
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);

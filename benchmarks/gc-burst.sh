@@ -1,0 +1,87 @@
+#!/bin/bash
+# GC pauses of the daemon during a burst of changes (issue 11 target: p99 <= 10 ms during 1,000 changes).
+#
+# Runs `nftproxy run --manifests DIR` in a throwaway network namespace (ip netns exec only; deleted on exit) with the
+# launcher's JVM flags plus GC logging, N ClusterIP Services x 2 endpoints (one file each, Service + EndpointSlice),
+# waits for the first sync, then rewrites C of the files (each slice gets a new endpoint address) as fast as the
+# shell can, waits until the kernel holds every new address, and prints the pauses logged in between.
+# Needs root and a built jar: ./mvnw -B -o -pl proxy-daemon -am package -DskipTests
+#
+#   benchmarks/gc-burst.sh [SERVICES=5000] [CHANGES=1000]     JVM_FLAGS='...' overrides the launcher's flags
+set -euo pipefail
+N=${1:-5000}
+C=${2:-1000}
+cd "$(dirname "$0")/.."
+JAR=proxy-daemon/target/nftproxy.jar
+[ -f "$JAR" ] || { echo "no $JAR: build it first" >&2; exit 2; }
+. systemd/src/main/dist/nftproxy-jvm.sh
+FLAGS=${JVM_FLAGS:-$(NFTPROXY_NO_CDS=1 nftproxy_jvm_flags "$JAR" run)}
+NS=nftp-gc-$$
+OUT=$(mktemp -d /tmp/nftp-gc.XXXXXX)
+DIR=$OUT/manifests
+mkdir -p "$DIR"
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+    ip netns del "$NS" 2>/dev/null || true
+}
+trap cleanup EXIT
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+
+# Service i: 10.96.x.y (private range); endpoints 10.200.x.y and, after the burst, 10.201.x.y.
+write() { # $1: index, $2: second octet of the first endpoint
+    local i=$1 a=$(( $1 + 1 ))
+    local ip="$(( a >> 8 & 255 )).$(( a & 255 ))"
+    cat > "$DIR/svc-$i.yaml" <<YAML
+apiVersion: v1
+kind: Service
+metadata: {name: svc-$i, namespace: bench}
+spec:
+  clusterIP: 10.96.$ip
+  ports: [{name: http, protocol: TCP, port: 80, targetPort: 8080}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: svc-$i-1, namespace: bench, labels: {kubernetes.io/service-name: svc-$i}}
+addressType: IPv4
+ports: [{name: http, protocol: TCP, port: 8080}]
+endpoints:
+  - {addresses: [10.$2.$ip], conditions: {ready: true}}
+  - {addresses: [10.202.$ip], conditions: {ready: true}}
+YAML
+}
+for ((i = 0; i < N; i++)); do write "$i" 200; done
+
+echo "# $N services x 2, burst of $C changes; JVM flags: $FLAGS; load $(cut -d' ' -f1-3 /proc/loadavg)"
+# shellcheck disable=SC2086
+ip netns exec "$NS" java $FLAGS -Xlog:gc*:file="$OUT/gc.log":uptime,level,tags -jar "$JAR" run --manifests "$DIR" \
+    --hostname-override n1 --healthz-bind-address 127.0.0.1:10256 --metrics-bind-address 127.0.0.1:10249 > "$OUT/daemon.log" 2>&1 &
+PID=$!
+for ((t = 0; t < 600; t++)); do grep -q 'first sync done' "$OUT/daemon.log" && break; kill -0 "$PID" || { cat "$OUT/daemon.log"; exit 1; }; sleep 1; done
+grep -q 'first sync done' "$OUT/daemon.log" || { echo "no first sync in 600 s" >&2; exit 1; }
+sleep 5
+before=$(wc -l < "$OUT/gc.log")
+start=$(date +%s.%N)
+for ((i = 0; i < C; i++)); do write "$i" 201; done
+written=$(date +%s.%N)
+for ((t = 0; t < 600; t++)); do
+    n=$(ip netns exec "$NS" nft list table ip kube-proxy | grep -c 'dnat to 10\.201\.' || true)
+    [ "$n" -ge "$C" ] && break
+    sleep 1
+done
+done_at=$(date +%s.%N)
+echo "files written in $(echo "$written - $start" | bc) s; all $n changes in the kernel after $(echo "$done_at - $start" | bc) s; load $(cut -d' ' -f1-3 /proc/loadavg)"
+tail -n +"$((before + 1))" "$OUT/gc.log" > "$OUT/gc-burst.log"
+grep -o 'Pause.*ms$' "$OUT/gc-burst.log" | sed 's/.* \([0-9.]*\)ms$/\1/' | sort -n > "$OUT/pauses.txt" || true
+k=$(wc -l < "$OUT/pauses.txt")
+if [ "$k" -gt 0 ]; then
+    p() { sed -n "$(( ($1 * k + 99) / 100 ))p" "$OUT/pauses.txt"; }
+    echo "pauses during the burst: $k, p50 $(p 50) ms, p99 $(p 99) ms, max $(tail -1 "$OUT/pauses.txt") ms"
+else
+    echo "pauses during the burst: none"
+fi
+echo "full collections: $(grep -c 'Pause Full.*ms$' "$OUT/gc-burst.log" || true); pauses over 10 ms: $(awk '$1 > 10' "$OUT/pauses.txt" | wc -l); total paused $(awk '{s += $1} END {print s}' "$OUT/pauses.txt") ms"
+echo "heap at the last pause (before->after(committed)): $(grep 'Pause.*ms$' "$OUT/gc-burst.log" | tail -1 | grep -o '[0-9]*M->[0-9]*M([0-9]*M)' || true)"
+echo "daemon RSS: $(grep VmRSS /proc/$PID/status | awk '{print $2 " kB"}'), peak $(grep VmHWM /proc/$PID/status | awk '{print $2 " kB"}')"
+echo "logs in $OUT"

@@ -1,0 +1,123 @@
+package io.nftproxy.it.daemon;
+
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.node.NodeSettings;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.source.ManifestDirectorySource;
+import io.nftproxy.systemd.SdNotify;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The daemon's periodic verification on a real kernel, with a full-sync period of 2 s: while nobody else commits, it
+ * is proven by the ruleset generation (read through the daemon's own nfnetlink socket in the namespace) and counted as
+ * {@code path="generation"}; after another table in the namespace changed, it reads back ({@code path="read_back"}).
+ */
+class PeriodicVerificationKernelTest {
+    private static final Pattern COUNT = Pattern.compile(
+            "nftproxy_table_verifications_total\\{ip_family=\"IPv4\",path=\"(generation|read_back)\"} ([0-9.]+)");
+
+    @TempDir Path dir;
+
+    @Test
+    void provenByGenerationWhileQuietReadBackAfterSomeoneCommitted() throws Exception {
+        KernelTests.assumeAvailable();
+        copy(Path.of("..", "examples"), dir);
+        try (KernelNamespace ns = KernelNamespace.create("pver")) {
+            ns.ip("link", "set", "lo", "up");
+            ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+            b.hostnameOverride = "k8s-node-1";
+            b.clusterCidrs = List.of(IpPrefix.parse("172.20.0.0/16"));
+            b.manifests = dir;
+            // Port 0 turns a server off; an in-process daemon's servers listen in this JVM's namespace, as DaemonKernelTest's.
+            b.healthzBindAddress = new InetSocketAddress("127.0.0.1", freePort());
+            InetSocketAddress metrics = new InetSocketAddress("127.0.0.1", freePort());
+            b.metricsBindAddress = metrics;
+            b.syncPeriod = Duration.ofSeconds(1);
+            b.minSyncPeriod = Duration.ofMillis(100);
+            b.fullSyncPeriod = Duration.ofSeconds(2);
+            ProxyConfig config = b.build().validate();
+            NodeSettings node = new NodeSettings("k8s-node-1", List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
+            OwnProcesses own = OwnProcesses.thisProcess();
+            NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
+            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()),
+                    true, io.nftproxy.render.TableLayout.DEFAULT), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+                daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
+                assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
+                assertTrue(waitFor(() -> count(metrics, "generation") >= 2, Duration.ofSeconds(20)),
+                        "two verifications by generation while nobody commits: " + scrape(metrics));
+                double readBacks = count(metrics, "read_back");
+                ns.load("add table ip nftp-neighbour\n");
+                assertTrue(waitFor(() -> count(metrics, "read_back") > readBacks, Duration.ofSeconds(20)),
+                        "a commit to another table makes the next verification read back: " + scrape(metrics));
+                double generations = count(metrics, "generation");
+                assertTrue(waitFor(() -> count(metrics, "generation") > generations, Duration.ofSeconds(20)),
+                        "and after that read-back the generation proves it again: " + scrape(metrics));
+            }
+        }
+    }
+
+    private interface Condition { boolean holds() throws Exception; }
+
+    private static boolean waitFor(Condition c, Duration limit) throws Exception {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (c.holds()) return true;
+            Thread.sleep(200);
+        }
+        return c.holds();
+    }
+
+    private static double count(InetSocketAddress metrics, String path) throws Exception {
+        Matcher m = COUNT.matcher(scrape(metrics));
+        while (m.find()) if (m.group(1).equals(path)) return Double.parseDouble(m.group(2));
+        return 0;
+    }
+
+    private static String scrape(InetSocketAddress metrics) throws Exception {
+        HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + metrics.getPort() + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        return r.body();
+    }
+
+    private static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static void copy(Path from, Path to) throws IOException {
+        try (Stream<Path> files = Files.walk(from)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                Path t = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(t);
+                else Files.copy(p, t);
+            }
+        }
+    }
+}

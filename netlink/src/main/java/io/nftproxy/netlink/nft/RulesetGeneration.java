@@ -1,0 +1,94 @@
+package io.nftproxy.netlink.nft;
+
+import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.rt.NetlinkDump;
+import io.nftproxy.netlink.rt.NetlinkLibC;
+import io.nftproxy.netlink.rt.NetlinkSocket;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The nf_tables ruleset generation of one network namespace ({@code NFT_MSG_GETGEN}), read over nfnetlink. The
+ * kernel increments it on every commit that changed anything, whoever made it and whichever table it touched, and
+ * never otherwise: two equal readings prove that nobody committed in between. About a hundred microseconds per
+ * reading, whatever the size of the ruleset. Not thread-safe: one socket, one request at a time.
+ */
+public final class RulesetGeneration implements AutoCloseable {
+    static final int NFNL_SUBSYS_NFTABLES = 10;
+    static final int NFT_MSG_NEWGEN = 15;
+    static final int NFT_MSG_GETGEN = 16;
+    static final int NFTA_GEN_ID = 1;
+    static final int NLM_F_REQUEST = 1;
+    static final int NFGENMSG_LEN = 4;
+    private static final int NLA_TYPE_MASK = 0x3fff;
+    private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final NetlinkSocket socket;
+    private final ByteBuffer buf = ByteBuffer.allocateDirect(8 << 10).order(ByteOrder.nativeOrder());
+    private int seq = (int) (System.nanoTime() & 0x7fff_0000);
+
+    private RulesetGeneration(NetlinkSocket socket) { this.socket = socket; }
+
+    /** Reads the generation of the calling thread's namespace (the daemon's own). */
+    public static RulesetGeneration open() throws IOException {
+        return new RulesetGeneration(NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER));
+    }
+
+    /** Reads the generation of {@code /run/netns/NAME}: the socket is made there, and stays there for life. */
+    public static RulesetGeneration openIn(String netns) throws IOException {
+        try {
+            return NetnsThread.callIn(netns, RulesetGeneration::open);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException("open nfnetlink in netns " + netns, e);
+        }
+    }
+
+    /** The current generation, an unsigned 32-bit number. */
+    public long current() throws IOException {
+        int s = ++seq;
+        socket.send(request(s));
+        long deadline = System.nanoTime() + TIMEOUT_NANOS;
+        long[] gen = {-1};
+        // An ack-less GET answers with one NEWGEN message; an error arrives as NLMSG_ERROR and throws in walk.
+        while (gen[0] < 0) {
+            socket.receive(buf, deadline);
+            NetlinkDump.walk(buf, s, "NFT_MSG_GETGEN", (type, start, end) -> {
+                if (type == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWGEN)) gen[0] = generation(buf, start, end);
+            });
+        }
+        return gen[0];
+    }
+
+    /** {@code nlmsghdr} + {@code nfgenmsg} (family unspecified, version 0, resource id 0). */
+    static ByteBuffer request(int seq) {
+        int len = NetlinkDump.NLMSG_HDRLEN + NFGENMSG_LEN;
+        ByteBuffer b = ByteBuffer.allocateDirect(len).order(ByteOrder.nativeOrder());
+        b.putInt(len).putShort((short) (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN)).putShort((short) NLM_F_REQUEST)
+                .putInt(seq).putInt(0);
+        b.put((byte) 0).put((byte) 0).putShort((short) 0);
+        return b.flip();
+    }
+
+    /** {@code NFTA_GEN_ID} of a NEWGEN payload (after the netlink header): big-endian, as nf_tables writes it. */
+    static long generation(ByteBuffer buf, int start, int end) {
+        int pos = start + NFGENMSG_LEN;
+        while (pos + 4 <= end) {
+            int alen = buf.getShort(pos) & 0xffff;
+            int type = buf.getShort(pos + 2) & NLA_TYPE_MASK;
+            if (alen < 4 || pos + alen > end) break;
+            if (type == NFTA_GEN_ID && alen == 8) {
+                return Integer.toUnsignedLong((buf.get(pos + 4) & 0xff) << 24 | (buf.get(pos + 5) & 0xff) << 16
+                        | (buf.get(pos + 6) & 0xff) << 8 | (buf.get(pos + 7) & 0xff));
+            }
+            pos += (alen + 3) & ~3;
+        }
+        throw new IllegalStateException("NEWGEN reply without NFTA_GEN_ID");
+    }
+
+    @Override public void close() { socket.close(); }
+}
