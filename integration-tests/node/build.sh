@@ -124,20 +124,26 @@ if { want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; } || { want agnhost && [[ ! -x
   fi
 fi
 
-if want coredns && [[ ! -x "$BIN/coredns" ]]; then
+# hosts: the DNS tests' own name server ("configurable pod resolv.conf") is this binary, run from the agnhost image
+# as /coredns with a Corefile of hosts and log. A changed plugin list rebuilds it (and the images holding it).
+COREDNS_PLUGINS="cache errors health hosts kubernetes loadbalance log ready whoami"
+if want coredns && [[ ! -x "$BIN/coredns" || "$(cat "$BIN/coredns.plugins" 2>/dev/null)" != "$COREDNS_PLUGINS" ]]; then
   step="building coredns $COREDNS_VERSION"; log "$step"
   mkdir -p "$WORKD/coredns"; cd "$WORKD/coredns"
-  if [[ ! -f go.sum ]]; then
+  if [[ ! -f go.sum || "$(cat plugins 2>/dev/null)" != "$COREDNS_PLUGINS" ]]; then
     gover=$(go env GOVERSION); gover=${gover#go}
     printf 'module nftproxy.test/coredns-build\n\ngo %s\n\nrequire github.com/coredns/coredns %s\n' "${gover%.*}.0" "$COREDNS_VERSION" > go.mod
     { echo '// A CoreDNS with only the plugins a single test node needs.'; echo 'package main'; echo; echo 'import ('
       echo '	"github.com/coredns/coredns/coremain"'
-      for p in cache errors health kubernetes loadbalance log ready whoami; do echo "	_ \"github.com/coredns/coredns/plugin/$p\""; done
+      for p in $COREDNS_PLUGINS; do echo "	_ \"github.com/coredns/coredns/plugin/$p\""; done
       echo ')'; echo; echo 'func main() { coremain.Run() }'; } > main.go
     nice -n 10 go mod tidy
+    echo "$COREDNS_PLUGINS" > plugins
   fi
   timed coredns gobuild -ldflags="-s -w" -o "$BIN/coredns.tmp" .
   mv "$BIN/coredns.tmp" "$BIN/coredns"
+  echo "$COREDNS_PLUGINS" > "$BIN/coredns.plugins"
+  rm -f "$IMG/coredns.tar"
 fi
 
 if want cni && [[ ! -x "$CNIBIN/portmap" ]]; then
@@ -178,7 +184,7 @@ if want images; then
   # The tests run these tools inside the pods (wget: the host-exec pods' service checks, in busybox upstream).
   pkgs=curl,wget,netcat-openbsd,iproute2,dnsutils,iputils-ping,bash,ca-certificates
   if [[ ! -f "$IMG/agnhost.tar" || ! -f "$IMG/busybox.tar" || ! -f "$IMG/glibc-dns-testing.tar" \
-        || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]]; then
+        || "$(cat "$root/.nftp-packages" 2>/dev/null)" != "$pkgs" ]] || ! cmp -s "$BIN/coredns" "$root/coredns"; then
     # Upstream's agnhost is Alpine plus network tools; a Debian minbase with the same tools stands in, and the same
     # root file system serves as busybox and glibc-dns-testing (only sh, nslookup/dig and friends are used).
     step="debootstrap of the test image root file system"; log "$step"
@@ -195,6 +201,9 @@ if want images; then
       echo "$pkgs" > "$root/.nftp-packages"
     fi
     cp "$BIN/agnhost" "$root/agnhost"
+    # Upstream's agnhost image carries /coredns too; the DNS tests start their own name server from it.
+    [[ -x "$BIN/coredns" ]] || { log "coredns must be built before the agnhost image"; false; }
+    cp "$BIN/coredns" "$root/coredns"
     # agnhost's porter serves its TLS ports with /localhost.crt and /localhost.key, which upstream's image carries.
     if [[ ! -s "$root/localhost.crt" ]]; then
       openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost -addext subjectAltName=DNS:localhost \

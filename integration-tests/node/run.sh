@@ -162,6 +162,10 @@ mkdir -p "$WORK/sysctl-mask"
 for f in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops kernel/keys/root_maxkeys kernel/keys/root_maxbytes; do
   m="$WORK/sysctl-mask/${f//\//_}"; cat "/proc/sys/$f" > "$m"; fzx mount --bind "$m" "/proc/sys/$f"
 done
+# Pod -> ClusterIP -> pod on the same bridge needs bridged packets to reach nftables: br_netfilter (built in here;
+# a module elsewhere, which .ci/run loads).
+fzx test -e /proc/sys/net/bridge/bridge-nf-call-iptables \
+  || { log "no net.bridge.bridge-nf-call-iptables: load br_netfilter first (modprobe br_netfilter)"; exit 2; }
 fzx sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward; echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables'
 for h in /sys/fs/cgroup/*/; do
   case "$h" in */unified/|*/systemd/|*/cpu/|*/cpuacct/|*/cpu,cpuacct/|*/cpuset/|*/memory/|*/devices/|*/freezer/|*/blkio/|*/pids/|*/hugetlb/|*/net_cls*/|*/net_prio/|*/perf_event/) mkdir -p "$h$CG";; esac
