@@ -207,7 +207,8 @@ class ProxyDaemonTest {
             assertEquals(1, quiet.conntrackV4.size());
             assertEquals(List.of(), d.serverAddresses());
             assertEquals(List.of(), quiet.monitors);
-            assertEquals(List.of(), asked);
+            // Calls on the network's thread are the generation reads around the commit; nothing is taken or started.
+            assertEquals(List.of(), asked.stream().filter(a -> !a.equals("call")).toList());
         }
     }
 
