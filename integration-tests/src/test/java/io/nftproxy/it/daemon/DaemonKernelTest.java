@@ -20,7 +20,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -59,10 +58,10 @@ class DaemonKernelTest {
 
     @BeforeEach
     void start() throws Exception {
-        copy(Path.of("..", "examples"), dir);
+        ExampleManifests.copyTo(dir);
         ns = KernelNamespace.create("daemon");
         ns.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
-        healthPort = freePort();
+        healthPort = ExampleManifests.freePort();
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.hostnameOverride = "k8s-node-1";
         b.clusterCidrs = List.of(IpPrefix.parse("172.20.0.0/16"));
@@ -237,21 +236,5 @@ class DaemonKernelTest {
             Thread.sleep(10);
         }
         throw new AssertionError(what + ": not within " + limit.toMillis() + " ms");
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static void copy(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Path t = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) Files.createDirectories(t);
-                else Files.copy(p, t);
-            }
-        }
     }
 }

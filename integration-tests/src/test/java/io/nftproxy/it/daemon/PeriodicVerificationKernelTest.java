@@ -14,13 +14,11 @@ import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,7 +43,7 @@ class PeriodicVerificationKernelTest {
     @Test
     void provenByGenerationWhileQuietReadBackAfterSomeoneCommitted() throws Exception {
         KernelTests.assumeAvailable();
-        copy(Path.of("..", "examples"), dir);
+        ExampleManifests.copyTo(dir);
         try (KernelNamespace ns = KernelNamespace.create("pver")) {
             ns.ip("link", "set", "lo", "up");
             ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
@@ -54,8 +51,8 @@ class PeriodicVerificationKernelTest {
             b.clusterCidrs = List.of(IpPrefix.parse("172.20.0.0/16"));
             b.manifests = dir;
             // Port 0 turns a server off; an in-process daemon's servers listen in this JVM's namespace, as DaemonKernelTest's.
-            b.healthzBindAddress = new InetSocketAddress("127.0.0.1", freePort());
-            InetSocketAddress metrics = new InetSocketAddress("127.0.0.1", freePort());
+            b.healthzBindAddress = new InetSocketAddress("127.0.0.1", ExampleManifests.freePort());
+            InetSocketAddress metrics = new InetSocketAddress("127.0.0.1", ExampleManifests.freePort());
             b.metricsBindAddress = metrics;
             b.syncPeriod = Duration.ofSeconds(1);
             b.minSyncPeriod = Duration.ofMillis(100);
@@ -103,21 +100,5 @@ class PeriodicVerificationKernelTest {
                 URI.create("http://127.0.0.1:" + metrics.getPort() + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
                 HttpResponse.BodyHandlers.ofString());
         return r.body();
-    }
-
-    private static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static void copy(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path p : (Iterable<Path>) files::iterator) {
-                Path t = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p)) Files.createDirectories(t);
-                else Files.copy(p, t);
-            }
-        }
     }
 }
