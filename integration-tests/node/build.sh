@@ -125,8 +125,11 @@ if { want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; } || { want agnhost && [[ ! -x
 fi
 
 # hosts: the DNS tests' own name server ("configurable pod resolv.conf") is this binary, run from the agnhost image
-# as /coredns with a Corefile of hosts and log. A changed plugin list rebuilds it (and the images holding it).
-COREDNS_PLUGINS="cache errors health hosts kubernetes loadbalance log ready whoami"
+# as /coredns with a Corefile of hosts and log. forward: the "DNS configMap" tests rewrite the cluster's Corefile to
+# forward a stub domain (and everything else) to such a name server in a pod, then restart CoreDNS; without the
+# plugin CoreDNS refuses that Corefile and the kube-dns Service has no endpoints. A changed plugin list rebuilds it
+# (and the images holding it).
+COREDNS_PLUGINS="cache errors forward health hosts kubernetes loadbalance log ready whoami"
 if want coredns && [[ ! -x "$BIN/coredns" || "$(cat "$BIN/coredns.plugins" 2>/dev/null)" != "$COREDNS_PLUGINS" ]]; then
   step="building coredns $COREDNS_VERSION"; log "$step"
   mkdir -p "$WORKD/coredns"; cd "$WORKD/coredns"
