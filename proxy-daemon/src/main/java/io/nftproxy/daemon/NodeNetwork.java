@@ -6,6 +6,7 @@ import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.lock.NetnsLock;
 import io.nftproxy.netlink.monitor.NftablesMonitor;
 import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.AddressMonitor;
@@ -31,8 +32,8 @@ public interface NodeNetwork extends AutoCloseable {
     /** The addresses configured on the node's interfaces. */
     List<IpAddress> interfaceAddresses() throws Exception;
 
-    /** Reports every change anyone else makes to the nftables ruleset. */
-    AutoCloseable monitorTables(OwnProcesses own, TableChangeListener listener) throws Exception;
+    /** Reports every change anyone else makes to our tables, and records every commit in the network in {@code ledger}. */
+    AutoCloseable monitorTables(OwnProcesses own, CommitLedger ledger, TableChangeListener listener) throws Exception;
 
     /** Calls {@code onChange} when an interface address is added or removed. */
     AutoCloseable monitorAddresses(Runnable onChange, Consumer<Exception> onFailure) throws Exception;
@@ -70,8 +71,8 @@ public interface NodeNetwork extends AutoCloseable {
             return call(AddressDump::dump).stream().map(InterfaceAddress::address).distinct().toList();
         }
 
-        @Override public AutoCloseable monitorTables(OwnProcesses own, TableChangeListener listener) throws Exception {
-            NftablesMonitor.Builder b = NftablesMonitor.builder().ownPids(own);
+        @Override public AutoCloseable monitorTables(OwnProcesses own, CommitLedger ledger, TableChangeListener listener) throws Exception {
+            NftablesMonitor.Builder b = NftablesMonitor.builder().ownPids(own).ledger(ledger);
             if (name != null) b.netns(name);
             return b.start(listener);
         }

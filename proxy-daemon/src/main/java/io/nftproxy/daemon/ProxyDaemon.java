@@ -8,6 +8,7 @@ import io.nftproxy.health.ProxyHealth;
 import io.nftproxy.http.HttpServer;
 import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
@@ -88,6 +89,8 @@ public final class ProxyDaemon implements AutoCloseable {
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxySync proxySync;
     private final LazyGeneration generation;
+    /** The monitor's record of every commit: lets the periodic verification skip the read-back after others' commits. */
+    private final CommitLedger ledger = new CommitLedger();
     private final TamperBackoff tamper = new TamperBackoff();
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
@@ -132,7 +135,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.followUps = new SyncFollowUps(options.network(), healthCheckNodePorts, metrics);
         this.routes = new DaemonRoutes(health, metrics, c);
         this.generation = new LazyGeneration(options.network());
-        this.proxySync = new ProxySync(new io.nftproxy.sync.GenerationTracker(this.client, generation::current),
+        this.proxySync = new ProxySync(new io.nftproxy.sync.GenerationTracker(this.client, generation::current, ledger),
                 options.renderer(), c.fullSyncPeriod(), ownPorts(c));
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);
@@ -186,7 +189,7 @@ public final class ProxyDaemon implements AutoCloseable {
         runner = new SyncRunner(new SyncRunner.Intervals(c.minSyncPeriod(), c.syncPeriod(),
                 Duration.ofSeconds(1), c.syncPeriod()), this::syncOnce, scheduler);
         NodeNetwork network = options.network();
-        closeables.add(network.monitorTables(own, new TableChangeListener() {
+        closeables.add(network.monitorTables(own, ledger, new TableChangeListener() {
             @Override public void onTableChange(TableChange change) {
                 if (!change.requiresResync()) return;
                 if (change.origin() == TableChange.Origin.FOREIGN) {
@@ -342,7 +345,7 @@ public final class ProxyDaemon implements AutoCloseable {
         SYNCS.info("sync done plan={} services={} results={}", result.everything() ? result.plan().reasons() : "partial",
                 result.everything() ? "all" : Integer.toString(result.deltas().size()), result.families().values());
         for (var d : result.logged()) metrics.invalidObject(d.kind(), d.field());
-        result.plan().verifications().values().forEach(v -> metrics.tableVerification(v.family(), v.unchanged()));
+        result.plan().verifications().values().forEach(v -> metrics.tableVerification(v.family(), v.path()));
         Instant done = clock.instant();
         for (SyncResult r : result.families().values()) {
             if (r.success()) {

@@ -87,7 +87,7 @@ public final class ProxyMetrics {
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
                 .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
         verifications = Counter.builder().name("nftproxy_table_verifications_total")
-                .help("Periodic verifications of our tables: path=generation (proven unchanged since our commit, no listing) or read_back (listed and compared)")
+                .help("Periodic verifications of our tables: path=generation (the ruleset generation has not moved since our commit), monitor (the nftables monitor saw every commit since ours and none touched the table) or read_back (listed and compared)")
                 .labelNames("ip_family", "path").register(registry);
         // kube-proxy's conntrack reconciler pair, with its buckets (1 ms doubling, 15 of them).
         double[] ctBuckets = new double[15];
@@ -147,9 +147,9 @@ public final class ProxyMetrics {
     public void livez(int code) { livez.labelValues(Integer.toString(code)).inc(); }
     public void invalidObject(String kind, String field) { invalidObjects.labelValues(kind, field).inc(); }
     public void tamperResync(IpFamily f) { tamperRepairs.labelValues(label(f)).inc(); }
-    /** One periodic verification: proven by the ruleset generation, or read back. */
-    public void tableVerification(IpFamily f, boolean byGeneration) {
-        verifications.labelValues(label(f), byGeneration ? "generation" : "read_back").inc();
+    /** One periodic verification, by how it was settled: generation, monitor or read_back. */
+    public void tableVerification(IpFamily f, String path) {
+        verifications.labelValues(label(f), path).inc();
     }
     public void conntrackReconciled(IpFamily f, Duration took, int deleted) {
         conntrackReconcile.labelValues(label(f)).observe(took.toNanos() / 1e9);

@@ -1,5 +1,6 @@
 package io.nftproxy.sync;
 
+import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Capabilities;
@@ -30,8 +31,11 @@ import java.util.Objects;
  *   <li>anything else (someone else committed, a reading failed, a refused commit moved the generation) forgets the
  *       trust, and the next verification reads the table back.</li>
  * </ul>
- * Someone else's commit to any table in the namespace, ours included, therefore costs a read-back at the next
- * verification: conservative, never wrong. Thread-safe (the early read-back runs on a thread of its own).
+ * Someone else's commit to their own table would then cost a read-back of ours at the next verification. With the
+ * nftables monitor's {@link CommitLedger}, it does not: when every commit since the trusted generation was seen whole
+ * and none touched our table, the table is still what we committed, and the trust moves on to the current generation.
+ * Anything the ledger cannot vouch for still forgets the trust: conservative, never wrong. Thread-safe (the early
+ * read-back runs on a thread of its own).
  */
 public final class GenerationTracker implements NftClient {
     /** The namespace's current ruleset generation; {@link io.nftproxy.netlink.nft.RulesetGeneration} in production. */
@@ -43,26 +47,43 @@ public final class GenerationTracker implements NftClient {
     /**
      * What a verification found.
      *
-     * @param unchanged true when the current generation is the one at which the table was what we committed
+     * @param unchanged true when the table is proven to be what we committed at generation {@code trusted}: the
+     *                  generation has not moved since, or the monitor saw every commit since and none touched it
      * @param trusted   that generation, -1 when none is known
      * @param current   the generation now, -1 when it could not be read
      * @param detail    why the table is not proven unchanged; empty when it is
      */
     public record Verification(IpFamily family, boolean unchanged, long trusted, long current, String detail) {
+        /** How the verification was settled, the metric's {@code path} label: generation, monitor or read_back. */
+        public String path() {
+            return !unchanged ? "read_back" : trusted == current ? "generation" : "monitor";
+        }
+
         @Override public String toString() {
-            return unchanged ? family.nftFamily() + " kube-proxy unchanged since our commit at generation " + current + ", no listing needed"
-                    : family.nftFamily() + " kube-proxy must be read back: " + detail;
+            String table = family.nftFamily() + " kube-proxy";
+            if (!unchanged) return table + " must be read back: " + detail;
+            if (trusted == current) return table + " unchanged since our commit at generation " + current + ", no listing needed";
+            return table + " unchanged since our commit at generation " + trusted + ": the nftables monitor saw every commit up to "
+                    + current + " and none touched it, no listing needed";
         }
     }
 
     private final NftClient client;
     private final Source source;
+    private final CommitLedger ledger;
     private final Map<IpFamily, Long> trusted = new EnumMap<>(IpFamily.class);
     private String lastFailure = "";
 
+    /** Without a monitor: any commit by anyone since ours costs a read-back. */
     public GenerationTracker(NftClient client, Source source) {
+        this(client, source, new CommitLedger());
+    }
+
+    /** @param ledger the running nftables monitor's record of the namespace's commits */
+    public GenerationTracker(NftClient client, Source source, CommitLedger ledger) {
         this.client = Objects.requireNonNull(client);
         this.source = Objects.requireNonNull(source);
+        this.ledger = Objects.requireNonNull(ledger);
     }
 
     /** Whether {@code family}'s table is provably what we last committed, from one generation reading. */
@@ -72,13 +93,18 @@ public final class GenerationTracker implements NftClient {
             Long t = trusted.get(family);
             if (now < 0) return new Verification(family, false, t == null ? -1 : t, -1, "the ruleset generation could not be read (" + lastFailure + ")");
             if (t == null) return new Verification(family, false, -1, now, "no generation is known to hold what we committed");
-            if (t != now) return new Verification(family, false, t, now, "the ruleset generation moved from " + t + " to " + now + " since our last commit");
-            return new Verification(family, true, t, now, "");
+            if (t == now) return new Verification(family, true, t, now, "");
+            if (catchUp(family, now)) return new Verification(family, true, t, now, "");
+            return new Verification(family, false, t, now, "the ruleset generation moved from " + t + " to " + now
+                    + " since our last commit, and the nftables monitor cannot vouch for every commit in between (" + ledger + ")");
         }
     }
 
     @Override public void apply(Transaction tx) {
         long before = read();
+        // Others' commits to their own tables since our last one keep the trust, moved on to now. Asked before our
+        // commit: once the monitor has read ours too, the ledger can no longer vouch for the interval ending at before.
+        if (before >= 0) synchronized (this) { for (IpFamily f : IpFamily.values()) catchUp(f, before); }
         try {
             client.apply(tx);
         } catch (RuntimeException e) {
@@ -135,10 +161,20 @@ public final class GenerationTracker implements NftClient {
         return false;
     }
 
+    /**
+     * Moves {@code family}'s trust from its generation to {@code now} when the ledger saw every commit in between and
+     * none touched the table; true if it did. Called holding the lock.
+     */
+    private boolean catchUp(IpFamily family, long now) {
+        Long t = trusted.get(family);
+        if (t == null || t == now || !ledger.untouchedBetween(family, t, now)) return false;
+        trusted.put(family, now);
+        return true;
+    }
+
     /** The generation after {@code g}: the kernel skips 0 when its 32-bit counter wraps. */
     static long next(long g) {
-        long n = (g + 1) & 0xffff_ffffL;
-        return n == 0 ? 1 : n;
+        return CommitLedger.next(g);
     }
 
     private long read() {

@@ -80,7 +80,7 @@ class ProxyDaemonTest {
 
         @Override public List<IpAddress> interfaceAddresses() { return List.of(IpAddress.parse("127.0.0.1")); }
 
-        @Override public AutoCloseable monitorTables(OwnProcesses own, TableChangeListener listener) {
+        @Override public AutoCloseable monitorTables(OwnProcesses own, io.nftproxy.netlink.monitor.CommitLedger ledger, TableChangeListener listener) {
             monitors.add(listener);
             return () -> monitors.remove(listener);
         }

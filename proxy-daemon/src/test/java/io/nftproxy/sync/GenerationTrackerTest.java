@@ -1,6 +1,7 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.TestClusters;
+import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Transaction;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 
 import static io.nftproxy.TestClusters.NODE;
@@ -31,10 +33,12 @@ class GenerationTrackerTest {
         final FakeNftClient fake = new FakeNftClient();
         final AtomicLong generation = new AtomicLong(41);
         volatile boolean readable = true;
+        /** What a monitor would have recorded; only commits made through {@link #commitElsewhere} and ours reach it. */
+        final CommitLedger ledger = new CommitLedger();
         final io.nftproxy.netlink.nft.NftClient ours = new io.nftproxy.netlink.nft.NftClient() {
             @Override public void apply(Transaction tx) {
                 fake.apply(tx);
-                if (!tx.isEmpty()) generation.incrementAndGet();
+                if (!tx.isEmpty()) ledger.committed(generation.incrementAndGet(), Set.of(tx.family()));
             }
             @Override public String listTableJson(IpFamily f) { return fake.listTableJson(f); }
             @Override public io.nftproxy.nft.TableContent readTable(IpFamily f) throws io.nftproxy.nft.UnrecognisedRuleException { return fake.readTable(f); }
@@ -44,7 +48,12 @@ class GenerationTrackerTest {
         final GenerationTracker tracker = new GenerationTracker(ours, () -> {
             if (!readable) throw new java.io.IOException("EPERM");
             return generation.get();
-        });
+        }, ledger);
+
+        /** Someone else's commit, seen by the monitor, touching {@code ours} of our tables. */
+        void commitElsewhere(IpFamily... ours) {
+            ledger.committed(generation.incrementAndGet(), Set.of(ours));
+        }
     }
 
     private static TestClusters web() {
@@ -97,6 +106,60 @@ class GenerationTrackerTest {
         // After the repair the proof holds again.
         ProxySync.Result next = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD.multipliedBy(2)));
         for (IpFamily f : IpFamily.values()) assertTrue(next.plan().verified(f), next.plan().verifications().toString());
+    }
+
+    @Test
+    void othersCommitsToTheirOwnTablesSeenByTheMonitorKeepTheProof() {
+        Kernel k = new Kernel();
+        ProxySync s = sync(k);
+        s.sync(web().snapshot(), TestClusters.node(), T0);
+        long ours = k.generation.get();
+        long reads = k.fake.readCalls();
+        k.commitElsewhere();            // a CNI plugin's table, twice
+        k.commitElsewhere();
+        ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
+        for (IpFamily f : IpFamily.values()) {
+            GenerationTracker.Verification v = r.plan().verifications().get(f);
+            assertTrue(v.unchanged(), v::toString);
+            assertEquals("monitor", v.path());
+            assertEquals(ours, v.trusted());
+            assertTrue(v.toString().contains("the nftables monitor saw every commit up to " + (ours + 2)), v::toString);
+        }
+        assertEquals(reads, k.fake.readCalls(), "no listing");
+
+        // The trust moved on: our next commit, after one more of theirs, is again the only one since.
+        k.commitElsewhere();
+        s.sync(web().service(svc("a", "db").clusterIP("172.30.0.2").port("sql", "TCP", 5432).build()).snapshot(), TestClusters.node(),
+                T0.plus(PERIOD).plusSeconds(1));
+        GenerationTracker.Verification v = k.tracker.verify(IpFamily.IPV4);
+        assertTrue(v.unchanged(), v::toString);
+        assertEquals("generation", v.path());
+    }
+
+    @Test
+    void aCommitTheMonitorSawTouchOurTableIsReadBackForThatFamilyOnly() {
+        Kernel k = new Kernel();
+        ProxySync s = sync(k);
+        s.sync(web().snapshot(), TestClusters.node(), T0);
+        k.commitElsewhere();
+        k.commitElsewhere(IpFamily.IPV6);
+        ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
+        assertTrue(r.plan().verified(IpFamily.IPV4), r.plan().verifications().toString());
+        assertTrue(r.plan().readBack(IpFamily.IPV6), r.plan().verifications().toString());
+        assertEquals("read_back", r.plan().verifications().get(IpFamily.IPV6).path());
+    }
+
+    @Test
+    void aCommitTheMonitorDidNotSeeProvesNothing() {
+        Kernel k = new Kernel();
+        ProxySync s = sync(k);
+        s.sync(web().snapshot(), TestClusters.node(), T0);
+        k.commitElsewhere();
+        k.ledger.lost();                  // an overflow, say
+        k.commitElsewhere();
+        ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
+        for (IpFamily f : IpFamily.values()) assertTrue(r.plan().readBack(f), r.plan().verifications().toString());
+        assertTrue(r.plan().verifications().get(IpFamily.IPV4).detail().contains("cannot vouch"), r.plan().verifications().toString());
     }
 
     @Test

@@ -63,7 +63,7 @@ public final class NftablesMonitor implements AutoCloseable {
 
     private NftablesMonitor(NetlinkSocket socket, Builder b, TableChangeListener listener) {
         this.socket = socket;
-        this.assembler = new TransactionAssembler(b.table, b.ownPids, b.reportOwn);
+        this.assembler = new TransactionAssembler(b.table, b.ownPids, b.reportOwn, b.ledger);
         this.listener = listener;
         this.netns = b.netns;
         this.readerGate = b.readerGate;
@@ -84,8 +84,12 @@ public final class NftablesMonitor implements AutoCloseable {
         private int receiveBuffer = DEFAULT_RECEIVE_BUFFER;
         private String table = TableContent.TABLE_NAME;
         private CountDownLatch readerGate;
+        private CommitLedger ledger = new CommitLedger();
 
         private Builder() {}
+
+        /** Where every commit the monitor sees is recorded; default a ledger of its own that nobody reads. */
+        public Builder ledger(CommitLedger ledger) { this.ledger = java.util.Objects.requireNonNull(ledger); return this; }
 
         /** Watches the namespace {@code /run/netns/NAME} instead of the JVM's. */
         public Builder netns(String name) { this.netns = name; return this; }
@@ -171,7 +175,7 @@ public final class NftablesMonitor implements AutoCloseable {
                 } catch (NetlinkException e) {
                     if (!e.isOverrun()) throw e;
                     overruns.incrementAndGet();
-                    assembler.reset();
+                    assembler.lost();
                     enqueue(TableChange.overflow("notifications dropped: netlink socket overrun (ENOBUFS)", System.nanoTime()));
                     continue;
                 }
@@ -198,12 +202,14 @@ public final class NftablesMonitor implements AutoCloseable {
         } catch (InterruptedException e) {
             // only while held by a test gate: end quietly
         } finally {
+            // A monitor that stopped sees no more commits: its ledger must vouch for none.
+            assembler.lost();
             socket.close();
         }
     }
 
     private void lost(String why) {
-        assembler.reset();
+        assembler.lost();
         enqueue(TableChange.unknown(why, System.nanoTime()));
     }
 

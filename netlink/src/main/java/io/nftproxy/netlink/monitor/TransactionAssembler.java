@@ -16,6 +16,7 @@ final class TransactionAssembler {
     private final String table;
     private final IntPredicate ownPid;
     private final boolean reportOwn;
+    private final CommitLedger ledger;
 
     private final Set<IpFamily> families = EnumSet.noneOf(IpFamily.class);
     private final Set<NftMessage> messages = EnumSet.noneOf(NftMessage.class);
@@ -25,11 +26,13 @@ final class TransactionAssembler {
      * @param table     the table to watch in families ip and ip6 ({@code kube-proxy})
      * @param ownPid    true for the PIDs whose commits are ours
      * @param reportOwn whether our own transactions are reported too (as {@link TableChange.Origin#OWN})
+     * @param ledger    told of every commit, whoever made it and whatever it touched
      */
-    TransactionAssembler(String table, IntPredicate ownPid, boolean reportOwn) {
+    TransactionAssembler(String table, IntPredicate ownPid, boolean reportOwn, CommitLedger ledger) {
         this.table = table;
         this.ownPid = ownPid;
         this.reportOwn = reportOwn;
+        this.ledger = ledger;
     }
 
     /** Takes one notification; returns the verdict when it closed a transaction that touched the table, else null. */
@@ -44,6 +47,7 @@ final class TransactionAssembler {
             return null;
         }
         try {
+            ledger.committed(n.generation(), families);
             if (count == 0) return null;
             boolean own = n.pid() != 0 && ownPid.test(n.pid());
             if (own && !reportOwn) return null;
@@ -58,7 +62,12 @@ final class TransactionAssembler {
      * Forgets a half-seen transaction after notifications were lost; the caller reports an unknown change
      * instead, which covers it.
      */
-    void reset() {
+    void lost() {
+        reset();
+        ledger.lost();
+    }
+
+    private void reset() {
         families.clear();
         messages.clear();
         count = 0;

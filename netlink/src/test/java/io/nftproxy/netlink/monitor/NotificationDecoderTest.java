@@ -44,7 +44,7 @@ class NotificationDecoderTest {
 
     @Test
     void aTransactionIsJudgedByTheNewgenThatClosesIt() {
-        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, false);
+        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, false, new CommitLedger());
         assertNull(a.accept(Notification.object(NftMessage.DELTABLE, NFPROTO_IPV4, "kube-proxy"), 1));
         assertNull(a.accept(Notification.object(NftMessage.DELTABLE, NFPROTO_IPV6, "kube-proxy"), 1));
         assertNull(a.accept(Notification.object(NftMessage.DELTABLE, NFPROTO_IPV4, "other"), 1));
@@ -59,7 +59,7 @@ class NotificationDecoderTest {
 
     @Test
     void ownAndInetAndUnrelatedTransactionsAreNotReported() {
-        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, false);
+        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, false, new CommitLedger());
         a.accept(Notification.object(NftMessage.NEWRULE, NFPROTO_IPV4, "kube-proxy"), 1);
         assertNull(a.accept(Notification.generation(1, 100, "java"), 1), "own");
         a.accept(Notification.object(NftMessage.DELTABLE, NFPROTO_INET, "kube-proxy"), 1);
@@ -71,7 +71,7 @@ class NotificationDecoderTest {
 
     @Test
     void ownTransactionsAreReportedAsOwnWhenAskedFor() {
-        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, true);
+        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, true, new CommitLedger());
         a.accept(Notification.object(NftMessage.NEWSETELEM, NFPROTO_IPV6, "kube-proxy"), 1);
         TableChange c = a.accept(Notification.generation(9, 100, "nft-ctx"), 1);
         assertEquals(TableChange.Origin.OWN, c.origin());
@@ -79,11 +79,30 @@ class NotificationDecoderTest {
     }
 
     @Test
-    void resetForgetsAHalfSeenTransaction() {
-        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> false, false);
+    void lostForgetsAHalfSeenTransactionAndTheLedgersRun() {
+        CommitLedger ledger = new CommitLedger();
+        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> false, false, ledger);
+        a.accept(Notification.generation(1, 300, "nft"), 1);
+        a.accept(Notification.generation(2, 300, "nft"), 1);
+        assertEquals(true, ledger.untouchedBetween(IpFamily.IPV4, 1, 2));
         a.accept(Notification.object(NftMessage.DELRULE, NFPROTO_IPV4, "kube-proxy"), 1);
-        a.reset();
-        assertNull(a.accept(Notification.generation(2, 300, "nft"), 1));
+        a.lost();
+        assertNull(a.accept(Notification.generation(3, 300, "nft"), 1));
+        assertEquals(false, ledger.untouchedBetween(IpFamily.IPV4, 2, 3), "commit 3 may have been seen in part");
+    }
+
+    @Test
+    void theLedgerHearsOfEveryCommitAndWhichOfOurFamiliesItTouched() {
+        CommitLedger ledger = new CommitLedger();
+        TransactionAssembler a = new TransactionAssembler("kube-proxy", pid -> pid == 100, false, ledger);
+        a.accept(Notification.generation(10, 100, "java"), 1);                       // the run starts here
+        a.accept(Notification.object(NftMessage.NEWRULE, NFPROTO_IPV4, "kube-proxy"), 1);
+        assertNull(a.accept(Notification.generation(11, 100, "java"), 1));            // ours, not reported
+        a.accept(Notification.object(NftMessage.NEWTABLE, NFPROTO_IPV4, "cni"), 1);
+        assertNull(a.accept(Notification.generation(12, 200, "nft"), 1));             // someone else's own table
+        assertEquals(true, ledger.untouchedBetween(IpFamily.IPV4, 11, 12));
+        assertEquals(false, ledger.untouchedBetween(IpFamily.IPV4, 10, 12), "commit 11 touched ip kube-proxy");
+        assertEquals(true, ledger.untouchedBetween(IpFamily.IPV6, 10, 12));
     }
 
     @Test
