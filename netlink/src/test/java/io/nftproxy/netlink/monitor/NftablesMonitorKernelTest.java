@@ -18,6 +18,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -156,6 +157,51 @@ class NftablesMonitorKernelTest {
                 TableChange after = nextForeign(seen);
                 assertTrue(after.messages().contains(NftMessage.DELTABLE), after.toString());
             }
+        }
+    }
+
+    @Test
+    void theLedgerVouchesForOthersCommitsToTheirOwnTablesByGeneration() throws Exception {
+        assumeKernelAndLibrary();
+        CommitLedger ledger = new CommitLedger();
+        try (KernelNamespace ns = KernelNamespace.create("nl");
+             LibNftablesClient own = LibNftablesClient.inNamespace(ns.name());
+             io.nftproxy.netlink.nft.RulesetGeneration generation = io.nftproxy.netlink.nft.RulesetGeneration.openIn(ns.name());
+             NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name()).ledger(ledger).start(c -> { })) {
+            own.run(OUR_TABLES);
+            long ours = generation.current();
+            awaitVouched(ledger, IpFamily.IPV4, ours, ours);
+
+            // A CNI plugin's or firewall's own table: two commits, neither touching kube-proxy.
+            ns.execChecked("nft", "add table ip cni");
+            ns.execChecked("nft", "add chain ip cni postrouting { type nat hook postrouting priority 100; }");
+            long later = generation.current();
+            assertEquals(ours + 2, later);
+            awaitVouched(ledger, IpFamily.IPV4, ours, later);
+            assertTrue(ledger.untouchedBetween(IpFamily.IPV6, ours, later));
+
+            // Someone adds an element to our ip table, then commits elsewhere again (so the ledger has provably read
+            // past the touching commit before the negative answer is checked).
+            ns.execChecked("nft", "add element ip kube-proxy cluster-ips { 10.96.0.7 }");
+            long touched = generation.current();
+            ns.execChecked("nft", "add table ip cni2");
+            long last = generation.current();
+            awaitVouched(ledger, IpFamily.IPV6, ours, last);
+            assertFalse(ledger.untouchedBetween(IpFamily.IPV4, ours, last), ledger::toString);
+            assertTrue(ledger.untouchedBetween(IpFamily.IPV4, touched, last), "after the touching commit it holds again");
+
+            // A stopped monitor vouches for nothing.
+            monitor.close();
+            assertFalse(ledger.untouchedBetween(IpFamily.IPV6, ours, last));
+        }
+    }
+
+    /** Waits (bounded) until the ledger has read up to {@code to} and vouches for {@code (from, to]}. */
+    private static void awaitVouched(CommitLedger ledger, IpFamily f, long from, long to) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DEADLINE_MILLIS);
+        while (!ledger.untouchedBetween(f, from, to)) {
+            if (System.nanoTime() > deadline) throw new AssertionError("ledger never vouched for " + f + " " + from + ".." + to + ": " + ledger);
+            Thread.sleep(5);
         }
     }
 
