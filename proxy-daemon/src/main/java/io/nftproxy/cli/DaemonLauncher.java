@@ -10,7 +10,6 @@ import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
@@ -211,7 +210,7 @@ final class DaemonLauncher {
         NftClient client = sel.client();
         ProxyConfig config = rc.config();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), network,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network,
                 config.manifests() != null, cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
                 client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());

@@ -11,7 +11,7 @@ import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.node.NodeSettings;
+import io.nftproxy.node.NodeResolver;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.source.ClusterStore;
@@ -61,12 +61,12 @@ public final class ProxyDaemon implements AutoCloseable {
      * @param refuseAddressOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a
      *                            node address, instead of keeping it with a warning
      */
-    public record Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
+    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional,
                           io.nftproxy.render.TableLayout layout, boolean refuseAddressOverlaps) {
         /** Overlapping addresses kept with a warning, as kube-proxy keeps them (silently). */
-        public Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
+        public Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional,
                        io.nftproxy.render.TableLayout layout) {
-            this(config, node, network, nodeObjectOptional, layout, false);
+            this(config, network, nodeObjectOptional, layout, false);
         }
 
         io.nftproxy.render.Renderer renderer() {
@@ -310,12 +310,12 @@ public final class ProxyDaemon implements AutoCloseable {
 
     /** One sync of what the store holds, recorded in health and metrics; the follow-ups are the caller's. */
     private Synced sync() {
-        String hostname = options.node().hostname();
+        String hostname = options.config().hostnameOverride();
         NodeObject nodeObject = store.node(hostname);
         // A node running from manifests alone may have no Node object; that must not make /healthz fail.
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
-        NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
+        NodeResolver.Resolved node = NodeResolver.resolve(options.config(), nodeObject, interfaceAddresses());
         if (!node.diagnostics().equals(lastNodeDiagnostics)) {
             // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
             for (var d : node.diagnostics()) {
