@@ -171,9 +171,6 @@ public final class NetnsThread implements AutoCloseable {
         }
     }
 
-    /** Whether the caller is this namespace thread. */
-    public boolean isCurrent() { return Thread.currentThread() == thread; }
-
     /** Stops the thread after the tasks already queued; waits a bounded time for it to end. */
     @Override public void close() {
         synchronized (lock) {
