@@ -221,11 +221,7 @@ final class DaemonLauncher {
         try {
             wired.daemon().probeNft();
         } catch (NftException e) {
-            if (e.isPermission()) {
-                throw new Refused(ExitCodes.PERMISSION_DENIED, "nftproxy: permission denied: nftables needs CAP_NET_ADMIN "
-                        + "in this network namespace (" + e.getMessage() + ")");
-            }
-            throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e.getMessage());
+            throw new Refused(RunCommand.firstCallExit(e), RunCommand.firstCallFailed(e, wired.nft()));
         } catch (Exception e) {
             throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e);
         }
