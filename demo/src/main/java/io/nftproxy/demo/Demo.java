@@ -154,7 +154,7 @@ public final class Demo implements AutoCloseable {
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, io.nftproxy.render.TableLayout.DEFAULT), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));

@@ -210,9 +210,8 @@ final class DaemonLauncher {
         NftClient client = sel.client();
         ProxyConfig config = rc.config();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network,
-                config.manifests() != null, cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
-                client, own, notify, Clock.systemUTC());
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null,
+                cmd.nodeOptions.renderer()), client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());
     }
 

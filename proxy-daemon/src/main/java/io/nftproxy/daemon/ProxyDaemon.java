@@ -12,6 +12,7 @@ import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.node.NodeResolver;
+import io.nftproxy.render.Renderer;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.source.ClusterStore;
@@ -54,26 +55,13 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /**
-     * @param network             the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
-     * @param layout              the table layout (docs/table-layout.md)
-     * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
-     *                            and that must not make /healthz fail
-     * @param refuseAddressOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a
-     *                            node address, instead of keeping it with a warning
+     * @param network            the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
+     * @param nodeObjectOptional true for a manifest source: a node that runs without a cluster has no Node object,
+     *                           and that must not make /healthz fail
+     * @param renderer           the table layout (docs/table-layout.md) and whether address overlaps are refused,
+     *                           as the offline commands render with the same flags
      */
-    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional,
-                          io.nftproxy.render.TableLayout layout, boolean refuseAddressOverlaps) {
-        /** Overlapping addresses kept with a warning, as kube-proxy keeps them (silently). */
-        public Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional,
-                       io.nftproxy.render.TableLayout layout) {
-            this(config, network, nodeObjectOptional, layout, false);
-        }
-
-        io.nftproxy.render.Renderer renderer() {
-            io.nftproxy.render.Renderer r = new io.nftproxy.render.Renderer(layout);
-            return refuseAddressOverlaps ? r.refusingAddressOverlaps() : r;
-        }
-    }
+    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional, Renderer renderer) {}
 
     private final Options options;
     private final WatchedNftClient client;
