@@ -249,9 +249,7 @@ final class DaemonLauncher {
 
     /** {@code ip:port}, or "off" for port 0 (the server is not started). */
     private static String address(java.net.InetSocketAddress a) {
-        if (a.getPort() == 0) return "off";
-        String host = a.getAddress().getHostAddress();
-        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+        return a.getPort() == 0 ? "off" : io.nftproxy.http.HttpServer.hostPort(a);
     }
 
     /** The detector and its interface, as given: {@code BridgeInterface:cbr0}, {@code InterfaceNamePrefix:veth}. */
