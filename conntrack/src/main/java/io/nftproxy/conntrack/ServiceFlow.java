@@ -14,7 +14,4 @@ public record ServiceFlow(ServicePortName service, Via via, FlowEntry flow) {
         Objects.requireNonNull(via, "via");
         Objects.requireNonNull(flow, "flow");
     }
-
-    /** Whether the flow was answered by (DNATed to) an endpoint rather than by the address the client used. */
-    public boolean hasEndpoint() { return flow.isDnat(); }
 }

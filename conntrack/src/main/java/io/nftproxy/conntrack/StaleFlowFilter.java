@@ -57,9 +57,7 @@ public final class StaleFlowFilter {
             Objects.requireNonNull(address, "address");
         }
 
-        @Override public String toString() {
-            return address.family() == IpFamily.IPV6 ? "[" + address + "]:" + port : address + ":" + port;
-        }
+        @Override public String toString() { return address.withPort(port); }
     }
 
     /** The maps of one family's UDP service ports (all of them, or one Service's) to their serving endpoint IPs. */

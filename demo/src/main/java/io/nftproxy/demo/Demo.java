@@ -7,7 +7,6 @@ import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -152,12 +151,10 @@ public final class Demo implements AutoCloseable {
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         ProxyConfig config = b.build().validate();
-        NodeSettings node = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(),
-                config.masqueradeAll(), config.masqueradeBit());
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, io.nftproxy.render.TableLayout.DEFAULT), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));

@@ -64,6 +64,21 @@ public final class NetnsThread implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code task} in {@code netns} (null: on the caller's thread), for a task whose only checked failure is an
+     * IOException: any other checked one (the wait for the thread interrupted) comes as an IOException saying
+     * {@code what}.
+     */
+    public static <T> T callInForIo(String netns, Callable<T> task, String what) throws IOException {
+        try {
+            return netns == null ? task.call() : callIn(netns, task);
+        } catch (IOException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IOException(what, e);
+        }
+    }
+
     private static NetnsThread startThread(String netns, String name) throws IOException {
         NetnsThread t = new NetnsThread(netns, name);
         CompletableFuture<Void> joined = new CompletableFuture<>();
@@ -170,9 +185,6 @@ public final class NetnsThread implements AutoCloseable {
             throw new IllegalStateException("thread " + thread.getName() + " stopped before running the task", e);
         }
     }
-
-    /** Whether the caller is this namespace thread. */
-    public boolean isCurrent() { return Thread.currentThread() == thread; }
 
     /** Stops the thread after the tasks already queued; waits a bounded time for it to end. */
     @Override public void close() {

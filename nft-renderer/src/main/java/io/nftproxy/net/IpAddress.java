@@ -91,6 +91,9 @@ public final class IpAddress implements Comparable<IpAddress> {
 
     @Override public String toString() { return text; }
 
+    /** {@code ip:port}, an IPv6 address in brackets: {@code [fd00::1]:80}. */
+    public String withPort(int port) { return family() == IpFamily.IPV6 ? "[" + text + "]:" + port : text + ":" + port; }
+
     @Override public boolean equals(Object o) {
         return o instanceof IpAddress other && Arrays.equals(bytes, other.bytes);
     }

@@ -32,11 +32,4 @@ public enum IpFamily {
 
     /** The loopback network that NodePort matching excludes: {@code 127.0.0.0/8} or {@code ::1}. */
     public IpPrefix loopback() { return IpPrefix.parse(loopback); }
-
-    public static IpFamily fromApiName(String name) {
-        for (IpFamily f : values()) {
-            if (f.apiName.equals(name)) return f;
-        }
-        return null;
-    }
 }

@@ -1,7 +1,6 @@
 package io.nftproxy.proxy;
 
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
 
 import java.util.Arrays;
 import java.util.Collection;
@@ -24,9 +23,7 @@ public record Endpoint(IpAddress ip, int port, boolean ready, boolean serving, b
     }
 
     /** The key upstream sorts by, which fixes numgen indices: {@code ip:port}, IPv6 as {@code [ip]:port}. */
-    public String hostPort() {
-        return ip.family() == IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
-    }
+    public String hostPort() { return ip.withPort(port); }
 
     /**
      * Sorted by {@link #hostPort()} text, computing each key once: a comparator that builds both strings on

@@ -27,7 +27,7 @@ public sealed interface Outcome {
      * this choice (null without affinity); {@code delivery} says where the packet goes after routing.
      */
     record Target(IpAddress ip, int port, Masquerade masquerade, String affinitySet, String delivery) {
-        public String hostPort() { return Packet.hostPort(ip, port); }
+        public String hostPort() { return ip.withPort(port); }
     }
 
     /** DNAT to one of {@code targets}, in numgen index order; more than one means a random pick. */

@@ -24,10 +24,6 @@ public record Packet(IpAddress src, IpAddress dst, Protocol proto, int dport, Or
     }
 
     @Override public String toString() {
-        return proto.nftName() + " " + src + " -> " + hostPort(dst, dport) + " (" + origin + ": " + origin.description() + ")";
-    }
-
-    static String hostPort(IpAddress ip, int port) {
-        return ip.family() == io.nftproxy.net.IpFamily.IPV6 ? "[" + ip + "]:" + port : ip + ":" + port;
+        return proto.nftName() + " " + src + " -> " + dst.withPort(dport) + " (" + origin + ": " + origin.description() + ")";
     }
 }

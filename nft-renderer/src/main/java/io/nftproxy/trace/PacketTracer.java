@@ -258,7 +258,7 @@ public final class PacketTracer {
                     dport = t.port();
                     String pick = d.targets().size() > 1
                             ? " (numgen random mod " + d.targets().size() + " picked " + i + "; every pick is traced)" : "";
-                    why.add("DNAT to " + Packet.hostPort(t.ip(), t.port()) + pick);
+                    why.add("DNAT to " + t.ip().withPort(t.port()) + pick);
                     step(chain, depth, text, String.join("; ", why));
                     return Flow.ACCEPT;
                 } else if (s instanceof Statement.Reject) {
@@ -394,7 +394,7 @@ public final class PacketTracer {
             arity.add(n);
             odds = odds.times(Probability.of(1, n));
             Object alt = alternatives.get(i);
-            String label = alt instanceof Statement.Target t ? Packet.hostPort(t.ip(), t.port())
+            String label = alt instanceof Statement.Target t ? t.ip().withPort(t.port())
                     : alt instanceof Verdict v ? v.text() : String.valueOf(alt);
             choiceLabels.add("numgen pick " + i + "/" + n + " -> " + label);
             return i;

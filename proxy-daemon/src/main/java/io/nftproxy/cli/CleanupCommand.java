@@ -89,13 +89,8 @@ public final class CleanupCommand implements Callable<Integer> {
             try {
                 client.capabilities();
             } catch (NftException e) {
-                if (e.isPermission()) {
-                    err.println("nftproxy: permission denied: nftables needs CAP_NET_ADMIN in this network namespace ("
-                            + e.getMessage() + ")");
-                    return ExitCodes.PERMISSION_DENIED;
-                }
-                err.println("nftproxy: nft unavailable (" + client.describe() + "): " + e.getMessage());
-                return ExitCodes.NFT_UNAVAILABLE;
+                err.println(RunCommand.firstCallFailed(e, client.describe()));
+                return RunCommand.firstCallExit(e);
             }
             for (IpFamily f : IpFamily.values()) {
                 String table = "table " + f.nftFamily() + " " + TableContent.TABLE_NAME;

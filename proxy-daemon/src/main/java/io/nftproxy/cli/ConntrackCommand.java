@@ -6,7 +6,6 @@ import io.nftproxy.conntrack.ServiceFlow;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.netlink.rt.NetlinkLibC;
-import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ServicePortName;
 import io.nftproxy.render.Renderer;
@@ -89,18 +88,14 @@ public final class ConntrackCommand implements Callable<Integer> {
             if (shown++ == 0) out.printf("%-28s %-5s %-47s %-47s %-12s %s%n", "SERVICE", "PROTO", "ORIGINAL", "REPLY", "VIA", "STATE");
             FlowEntry e = f.flow();
             out.printf("%-28s %-5s %-47s %-47s %-12s %s%n", n.elementComment(), e.protocolName(),
-                    endpoint(e.origSrc(), e.origSrcPort()) + " -> " + endpoint(e.origDst(), e.origDstPort()),
-                    endpoint(e.replySrc(), e.replySrcPort()) + " -> " + endpoint(e.replyDst(), e.replyDstPort()),
+                    e.origSrc().withPort(e.origSrcPort()) + " -> " + e.origDst().withPort(e.origDstPort()),
+                    e.replySrc().withPort(e.replySrcPort()) + " -> " + e.replyDst().withPort(e.replyDstPort()),
                     via(f.via()), e.state());
         }
         if (shown == 0) {
             out.println("no conntrack flows belong to " + (service == null ? "any service" : "service " + service));
         }
         return ExitCodes.OK;
-    }
-
-    private static String endpoint(IpAddress a, int port) {
-        return a.family() == IpFamily.IPV6 ? "[" + a + "]:" + port : a + ":" + port;
     }
 
     /** The words kube-proxy's documentation uses for each kind of service address. */

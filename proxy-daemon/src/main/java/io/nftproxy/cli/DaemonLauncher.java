@@ -10,7 +10,6 @@ import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
@@ -211,9 +210,8 @@ final class DaemonLauncher {
         NftClient client = sel.client();
         ProxyConfig config = rc.config();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), network,
-                config.manifests() != null, cmd.nodeOptions.tableLayout(), cmd.nodeOptions.refuseExternalIPOverlaps),
-                client, own, notify, Clock.systemUTC());
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null,
+                cmd.nodeOptions.renderer()), client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());
     }
 
@@ -222,11 +220,7 @@ final class DaemonLauncher {
         try {
             wired.daemon().probeNft();
         } catch (NftException e) {
-            if (e.isPermission()) {
-                throw new Refused(ExitCodes.PERMISSION_DENIED, "nftproxy: permission denied: nftables needs CAP_NET_ADMIN "
-                        + "in this network namespace (" + e.getMessage() + ")");
-            }
-            throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e.getMessage());
+            throw new Refused(RunCommand.firstCallExit(e), RunCommand.firstCallFailed(e, wired.nft()));
         } catch (Exception e) {
             throw new Refused(ExitCodes.NFT_UNAVAILABLE, "nftproxy: nft unavailable (" + wired.nft() + "): " + e);
         }
@@ -255,9 +249,7 @@ final class DaemonLauncher {
 
     /** {@code ip:port}, or "off" for port 0 (the server is not started). */
     private static String address(java.net.InetSocketAddress a) {
-        if (a.getPort() == 0) return "off";
-        String host = a.getAddress().getHostAddress();
-        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+        return a.getPort() == 0 ? "off" : io.nftproxy.http.HttpServer.hostPort(a);
     }
 
     /** The detector and its interface, as given: {@code BridgeInterface:cbr0}, {@code InterfaceNamePrefix:veth}. */

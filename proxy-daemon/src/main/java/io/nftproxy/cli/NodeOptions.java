@@ -11,7 +11,7 @@ import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.LocalDetection;
 import io.nftproxy.config.NodePortAddresses;
 import io.nftproxy.config.ProxyConfig;
-import io.nftproxy.node.NodeSettings;
+import io.nftproxy.node.NodeResolver;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.LoadProblem;
@@ -130,15 +130,15 @@ public final class NodeOptions {
                     + "'--kubeconfig': both given (allowed: one source, a directory or a live cluster)");
         }
         requireFlags(live);
-        NodeSettings settings = settings(detection);
-        if (!fromApi) return load(manifests, settings);
+        ProxyConfig config = config(detection);
+        if (!fromApi) return setup(new ManifestLoader().load(manifests), config, manifests.toString());
         LoadResult read;
         try {
             read = live.read(hostname);
         } catch (IOException e) {
             throw new SourceUnreadable("nftproxy: " + live.describe() + ": " + e.getMessage(), e);
         }
-        return setup(read, settings, "the cluster");
+        return setup(read, config, "the cluster");
     }
 
     /** A source that could not be read, with the one line that says which and why. */
@@ -146,23 +146,17 @@ public final class NodeOptions {
         SourceUnreadable(String line, IOException cause) { super(line, cause); }
     }
 
-    /** Loads the manifests in {@code dir} and builds the node context {@code settings} give with them. */
-    private static NodeSetup load(Path dir, NodeSettings settings) throws IOException {
-        return setup(new ManifestLoader().load(dir), settings, dir.toString());
-    }
-
-    private static NodeSetup setup(LoadResult load, NodeSettings settings, String where) {
+    /** The node context {@code config} gives with the objects {@code load} read from {@code where}. */
+    private static NodeSetup setup(LoadResult load, ProxyConfig config, String where) {
         ClusterSnapshot snapshot = load.snapshot();
-        NodeObject nodeObject = snapshot.node(settings.hostname());
-        NodeSettings.Resolved r = settings.resolve(nodeObject, null);
+        NodeObject nodeObject = snapshot.node(config.hostnameOverride());
+        NodeResolver.Resolved r = NodeResolver.resolve(config, nodeObject, null);
         List<String> notes = new ArrayList<>();
-        if (nodeObject == null && settings.nodeIPs().isEmpty()) {
-            notes.add("no Node named " + InvalidInputException.printable(settings.hostname()) + " in " + where
+        if (nodeObject == null && config.nodeIPs().isEmpty()) {
+            notes.add("no Node named " + InvalidInputException.printable(config.hostnameOverride()) + " in " + where
                     + " and no --node-ip: NodePorts are accepted on every local address");
         }
-        NodeContext node = r.node();
-        List<Diagnostic> diags = r.diagnostics();
-        return new NodeSetup(snapshot, node, load, diags, notes);
+        return new NodeSetup(snapshot, r.node(), load, r.diagnostics(), notes);
     }
 
     /**
@@ -263,12 +257,12 @@ public final class NodeOptions {
     }
 
     /** The node flags with {@code detection}, validated by the daemon's rules and refused in its words. */
-    private NodeSettings settings(LocalDetection detection) {
+    private ProxyConfig config(LocalDetection detection) {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         try {
             overlay(b, mixee.commandLine().getParseResult());
             b.detectLocal = detection;
-            return NodeSettings.of(b.validate());
+            return b.validate();
         } catch (ConfigException e) {
             throw new ParameterException(mixee.commandLine(), "Invalid value: " + e.getMessage());
         }

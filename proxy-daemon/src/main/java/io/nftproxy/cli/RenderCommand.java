@@ -68,9 +68,9 @@ public final class RenderCommand implements Callable<Integer> {
                     "Default: ${DEFAULT-VALUE}."})
     Families ipFamily;
 
-    @Override public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    @Override public Integer call() { return FlushedOutput.run(spec, this::render); }
+
+    private int render(PrintWriter out, PrintWriter err) {
         NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         Renderer.Rendering rendering = rendered.rendering();
@@ -78,8 +78,6 @@ public final class RenderCommand implements Callable<Integer> {
         for (IpFamily f : ipFamily.families) {
             out.print(Transaction.creating(rendering.table(f)).script(caps));
         }
-        out.flush();
-        err.flush();
         return ExitCodes.OK;
     }
 }

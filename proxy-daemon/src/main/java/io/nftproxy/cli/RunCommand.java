@@ -290,6 +290,15 @@ public final class RunCommand implements Callable<Integer> {
                 : "nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage();
     }
 
+    /** Why the first call to nft ({@code client}) failed, in one line: permission denied, or nft unavailable. */
+    static String firstCallFailed(NftException e, String client) {
+        return e.isPermission() ? "nftproxy: permission denied: nftables needs CAP_NET_ADMIN in this network namespace ("
+                + e.getMessage() + ")" : "nftproxy: nft unavailable (" + client + "): " + e.getMessage();
+    }
+
+    /** {@link #firstCallFailed}'s exit code. */
+    static int firstCallExit(NftException e) { return e.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE; }
+
     static final class ModeConverter implements picocli.CommandLine.ITypeConverter<NftClients.Mode> {
         @Override public NftClients.Mode convert(String value) {
             try {

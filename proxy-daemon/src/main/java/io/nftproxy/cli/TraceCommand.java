@@ -3,8 +3,6 @@ package io.nftproxy.cli;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
@@ -136,9 +134,9 @@ public final class TraceCommand implements Callable<Integer> {
     /** With the nft client {@code clients} open for --kernel. */
     public TraceCommand(RunCommand.ClientFactory clients) { this.clients = clients; }
 
-    @Override public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
+    @Override public Integer call() { return FlushedOutput.run(spec, this::trace); }
+
+    private int trace(PrintWriter out, PrintWriter err) {
         if (src.family() != dst.family()) {
             throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
                     + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
@@ -153,24 +151,17 @@ public final class TraceCommand implements Callable<Integer> {
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
         if (kernel) {
-            int exit = KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), setup.node(), packet,
-                    origin, out, err);
-            out.flush();
-            err.flush();
-            return exit;
+            return KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), setup.node(), packet, origin, out, err);
         }
         Trace trace;
         try {
             trace = PacketTracer.trace(rendering.table(packet.dst().family()), setup.node(), packet);
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
-            err.flush();
             return ExitCodes.UNTRACEABLE;
         }
         out.println("origin: " + origin.flagValue() + " (" + origin.reason() + ")");
         out.print(trace.render());
-        out.flush();
-        err.flush();
         return ExitCodes.OK;
     }
 }

@@ -72,14 +72,12 @@ public final class ConfigFile {
         if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", text(root, "apiVersion"), API_VERSION);
         if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
         // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
-        IpAddress bind = field("bindAddress", () -> bindAddress(root.get("bindAddress")), null);
+        IpAddress bind = field(() -> bindAddress(root.get("bindAddress")), null);
         if (bind != null) b.bindAddress = bind;
         IpFamily family = bind == null ? IpFamily.IPV4 : bind.family();
         for (Map.Entry<String, JsonNode> e : root.properties()) {
-            String k = e.getKey();
-            JsonNode v = e.getValue();
-            field(k, () -> {
-                applyField(k, v, b, family);
+            field(() -> {
+                applyField(e.getKey(), e.getValue(), b, family);
                 return null;
             }, null);
         }
@@ -161,64 +159,50 @@ public final class ConfigFile {
 
     /** The settings of the interface detectors; each is read only by the detectLocalMode of its name, as in kube-proxy. */
     private void detectLocal(JsonNode v, ProxyConfig.Builder b) {
-        for (Map.Entry<String, JsonNode> e : obj("detectLocal", v).properties()) {
-            String f = "detectLocal." + e.getKey();
-            field(f, () -> {
-                String s = str(f, e.getValue());
-                LocalDetection d = b.detectLocal;
-                switch (e.getKey()) {
-                    case "bridgeInterface" -> b.detectLocal = new LocalDetection(d.mode(), s, d.interfaceNamePrefix());
-                    case "interfaceNamePrefix" -> b.detectLocal = new LocalDetection(d.mode(), d.bridgeInterface(), s);
-                    default -> throw unknown(f);
-                }
-                return null;
-            }, null);
-        }
+        section("detectLocal", v, (key, f, x) -> {
+            String s = str(f, x);
+            LocalDetection d = b.detectLocal;
+            switch (key) {
+                case "bridgeInterface" -> b.detectLocal = new LocalDetection(d.mode(), s, d.interfaceNamePrefix());
+                case "interfaceNamePrefix" -> b.detectLocal = new LocalDetection(d.mode(), d.bridgeInterface(), s);
+                default -> throw unknown(f);
+            }
+        });
     }
 
     private void clientConnection(JsonNode v, ProxyConfig.Builder b) {
-        for (Map.Entry<String, JsonNode> e : obj("clientConnection", v).properties()) {
-            String f = "clientConnection." + e.getKey();
-            JsonNode x = e.getValue();
-            field(f, () -> {
-                switch (e.getKey()) {
-                    case "kubeconfig" -> {
-                        String s = str(f, x);
-                        if (!s.isEmpty()) b.kubeconfig = Path.of(s);
-                    }
-                    case "acceptContentTypes", "contentType" -> {
-                        if (!str(f, x).isEmpty()) note(Level.INFO, f, "ignored: nftproxy reads the API as JSON");
-                    }
-                    case "qps", "burst" -> {
-                        if (!x.isNumber()) throw new ConfigException(f, x.getNodeType(), "a number");
-                        if (x.doubleValue() != 0) note(Level.INFO, f, "ignored: nftproxy lists once and then watches; it has no client-side rate limit");
-                    }
-                    default -> throw unknown(f);
+        section("clientConnection", v, (key, f, x) -> {
+            switch (key) {
+                case "kubeconfig" -> {
+                    String s = str(f, x);
+                    if (!s.isEmpty()) b.kubeconfig = Path.of(s);
                 }
-                return null;
-            }, null);
-        }
+                case "acceptContentTypes", "contentType" -> {
+                    if (!str(f, x).isEmpty()) note(Level.INFO, f, "ignored: nftproxy reads the API as JSON");
+                }
+                case "qps", "burst" -> {
+                    if (!x.isNumber()) throw new ConfigException(f, x.getNodeType(), "a number");
+                    if (x.doubleValue() != 0) note(Level.INFO, f, "ignored: nftproxy lists once and then watches; it has no client-side rate limit");
+                }
+                default -> throw unknown(f);
+            }
+        });
     }
 
     private void nftables(JsonNode v, ProxyConfig.Builder b) {
-        for (Map.Entry<String, JsonNode> e : obj("nftables", v).properties()) {
-            String f = "nftables." + e.getKey();
-            JsonNode x = e.getValue();
-            field(f, () -> {
-                switch (e.getKey()) {
-                    case "masqueradeAll" -> b.masqueradeAll = bool(f, x);
-                    case "masqueradeBit" -> {
-                        if (x.isNull()) break;
-                        if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer 0..31");
-                        b.masqueradeBit = x.intValue();
-                    }
-                    case "minSyncPeriod" -> setIfNonZero(f, x, d -> b.minSyncPeriod = d);
-                    case "syncPeriod" -> setIfNonZero(f, x, d -> b.syncPeriod = d);
-                    default -> throw unknown(f);
+        section("nftables", v, (key, f, x) -> {
+            switch (key) {
+                case "masqueradeAll" -> b.masqueradeAll = bool(f, x);
+                case "masqueradeBit" -> {
+                    if (x.isNull()) break;
+                    if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer 0..31");
+                    b.masqueradeBit = x.intValue();
                 }
-                return null;
-            }, null);
-        }
+                case "minSyncPeriod" -> setIfNonZero(f, x, d -> b.minSyncPeriod = d);
+                case "syncPeriod" -> setIfNonZero(f, x, d -> b.syncPeriod = d);
+                default -> throw unknown(f);
+            }
+        });
     }
 
     /**
@@ -226,25 +210,20 @@ public final class ConfigFile {
      * explicit 0 leaves that sysctl as it is.
      */
     private void conntrack(JsonNode v, ProxyConfig.Builder b) {
-        for (Map.Entry<String, JsonNode> e : obj("conntrack", v).properties()) {
-            String f = "conntrack." + e.getKey();
-            JsonNode x = e.getValue();
-            field(f, () -> {
-                if (x.isNull()) return null;
-                ConntrackSettings c = b.conntrack;
-                b.conntrack = switch (e.getKey()) {
-                    case "maxPerCore" -> c.withMaxPerCore(count(f, x));
-                    case "min" -> c.withMin(count(f, x));
-                    case "tcpEstablishedTimeout" -> c.withTcpEstablishedTimeout(duration(f, x));
-                    case "tcpCloseWaitTimeout" -> c.withTcpCloseWaitTimeout(duration(f, x));
-                    case "tcpBeLiberal" -> c.withTcpBeLiberal(bool(f, x));
-                    case "udpTimeout" -> c.withUdpTimeout(duration(f, x));
-                    case "udpStreamTimeout" -> c.withUdpStreamTimeout(duration(f, x));
-                    default -> throw unknown(f);
-                };
-                return null;
-            }, null);
-        }
+        section("conntrack", v, (key, f, x) -> {
+            if (x.isNull()) return;
+            ConntrackSettings c = b.conntrack;
+            b.conntrack = switch (key) {
+                case "maxPerCore" -> c.withMaxPerCore(count(f, x));
+                case "min" -> c.withMin(count(f, x));
+                case "tcpEstablishedTimeout" -> c.withTcpEstablishedTimeout(duration(f, x));
+                case "tcpCloseWaitTimeout" -> c.withTcpCloseWaitTimeout(duration(f, x));
+                case "tcpBeLiberal" -> c.withTcpBeLiberal(bool(f, x));
+                case "udpTimeout" -> c.withUdpTimeout(duration(f, x));
+                case "udpStreamTimeout" -> c.withUdpStreamTimeout(duration(f, x));
+                default -> throw unknown(f);
+            };
+        });
     }
 
     private static int count(String f, JsonNode x) {
@@ -254,39 +233,50 @@ public final class ConfigFile {
 
     /** kube-proxy's logging options that mean something here: the format and the verbosity (flags override both). */
     private void logging(JsonNode v, ProxyConfig.Builder b) {
-        for (Map.Entry<String, JsonNode> e : obj("logging", v).properties()) {
-            String f = "logging." + e.getKey();
-            JsonNode x = e.getValue();
-            field(f, () -> {
-                switch (e.getKey()) {
-                    case "format" -> {
-                        String s = str(f, x);
-                        if (s.isEmpty()) break;
-                        try {
-                            b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(s));
-                        } catch (IllegalArgumentException ex) {
-                            throw new ConfigException(f, "--logging-format", s, "text or json");
-                        }
+        section("logging", v, (key, f, x) -> {
+            switch (key) {
+                case "format" -> {
+                    String s = str(f, x);
+                    if (s.isEmpty()) break;
+                    try {
+                        b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(s));
+                    } catch (IllegalArgumentException ex) {
+                        throw new ConfigException(f, "--logging-format", s, "text or json");
                     }
-                    case "verbosity" -> {
-                        if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer >= 0");
-                        b.logging = new LogSettings(x.intValue(), b.logging.format());
-                    }
-                    case "flushFrequency", "options" -> note(Level.DEBUG, f, "nftproxy writes each line as it is logged");
-                    case "vmodule" -> {
-                        if (!x.isNull() && !(x.isArray() && x.isEmpty())) {
-                            note(Level.WARN, f, "not applied: nftproxy has one verbosity for all its code");
-                        }
-                    }
-                    default -> throw unknown(f);
                 }
+                case "verbosity" -> {
+                    if (!x.isIntegralNumber() || !x.canConvertToInt()) throw new ConfigException(f, x, "an integer >= 0");
+                    b.logging = new LogSettings(x.intValue(), b.logging.format());
+                }
+                case "flushFrequency", "options" -> note(Level.DEBUG, f, "nftproxy writes each line as it is logged");
+                case "vmodule" -> {
+                    if (!x.isNull() && !(x.isArray() && x.isEmpty())) {
+                        note(Level.WARN, f, "not applied: nftproxy has one verbosity for all its code");
+                    }
+                }
+                default -> throw unknown(f);
+            }
+        });
+    }
+
+    /** One member of a section: its key, its full field name ({@code section.key}) for messages, its value. */
+    @FunctionalInterface
+    private interface Member {
+        void apply(String key, String field, JsonNode value);
+    }
+
+    /** Each member of the map {@code name} parsed as a field of its own, so one bad member leaves the rest applied. */
+    private void section(String name, JsonNode v, Member member) {
+        for (Map.Entry<String, JsonNode> e : obj(name, v).properties()) {
+            field(() -> {
+                member.apply(e.getKey(), name + "." + e.getKey(), e.getValue());
                 return null;
             }, null);
         }
     }
 
     /** Runs one field's parsing; a problem is kept for the file's one report and {@code fallback} returned. */
-    private <T> T field(String name, java.util.function.Supplier<T> parse, T fallback) {
+    private <T> T field(java.util.function.Supplier<T> parse, T fallback) {
         try {
             return parse.get();
         } catch (ConfigException e) {

@@ -12,7 +12,8 @@ import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
-import io.nftproxy.node.NodeSettings;
+import io.nftproxy.node.NodeResolver;
+import io.nftproxy.render.Renderer;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.source.ClusterStore;
@@ -55,26 +56,13 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /**
-     * @param network             the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
-     * @param layout              the table layout (docs/table-layout.md)
-     * @param nodeObjectOptional  true for a manifest source: a node that runs without a cluster has no Node object,
-     *                            and that must not make /healthz fail
-     * @param refuseAddressOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a
-     *                            node address, instead of keeping it with a warning
+     * @param network            the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
+     * @param nodeObjectOptional true for a manifest source: a node that runs without a cluster has no Node object,
+     *                           and that must not make /healthz fail
+     * @param renderer           the table layout (docs/table-layout.md) and whether address overlaps are refused,
+     *                           as the offline commands render with the same flags
      */
-    public record Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
-                          io.nftproxy.render.TableLayout layout, boolean refuseAddressOverlaps) {
-        /** Overlapping addresses kept with a warning, as kube-proxy keeps them (silently). */
-        public Options(ProxyConfig config, NodeSettings node, NodeNetwork network, boolean nodeObjectOptional,
-                       io.nftproxy.render.TableLayout layout) {
-            this(config, node, network, nodeObjectOptional, layout, false);
-        }
-
-        io.nftproxy.render.Renderer renderer() {
-            io.nftproxy.render.Renderer r = new io.nftproxy.render.Renderer(layout);
-            return refuseAddressOverlaps ? r.refusingAddressOverlaps() : r;
-        }
-    }
+    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional, Renderer renderer) {}
 
     private final Options options;
     private final WatchedNftClient client;
@@ -313,12 +301,12 @@ public final class ProxyDaemon implements AutoCloseable {
 
     /** One sync of what the store holds, recorded in health and metrics; the follow-ups are the caller's. */
     private Synced sync() {
-        String hostname = options.node().hostname();
+        String hostname = options.config().hostnameOverride();
         NodeObject nodeObject = store.node(hostname);
         // A node running from manifests alone may have no Node object; that must not make /healthz fail.
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
-        NodeSettings.Resolved node = options.node().resolve(nodeObject, interfaceAddresses());
+        NodeResolver.Resolved node = NodeResolver.resolve(options.config(), nodeObject, interfaceAddresses());
         if (!node.diagnostics().equals(lastNodeDiagnostics)) {
             // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
             for (var d : node.diagnostics()) {

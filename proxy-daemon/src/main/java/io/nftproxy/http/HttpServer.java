@@ -65,7 +65,8 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    private static String hostPort(InetSocketAddress a) {
+    /** {@code ip:port} as Java prints the address, IPv6 in brackets; for messages and the log. */
+    public static String hostPort(InetSocketAddress a) {
         String host = a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress();
         return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
     }

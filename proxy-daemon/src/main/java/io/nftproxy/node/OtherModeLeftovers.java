@@ -274,19 +274,18 @@ public final class OtherModeLeftovers {
         for (String base : List.of("iptables", "ip6tables")) {
             boolean ipv6 = base.startsWith("ip6");
             int before = out.size();
-            for (String variant : List.of("-nft", "-legacy")) {
-                Optional<String> save = KernelNamespace.executable(base + variant + "-save");
-                Optional<String> restore = KernelNamespace.executable(base + variant + "-restore");
-                if (save.isPresent() && restore.isPresent()) {
-                    out.add(new Backend(base + variant, save.get(), restore.get(), variant.equals("-legacy"), ipv6));
-                }
-            }
-            if (out.size() == before) {
-                Optional<String> save = KernelNamespace.executable(base + "-save");
-                Optional<String> restore = KernelNamespace.executable(base + "-restore");
-                if (save.isPresent() && restore.isPresent()) out.add(new Backend(base, save.get(), restore.get(), false, ipv6));
-            }
+            installed(base + "-nft", false, ipv6).ifPresent(out::add);
+            installed(base + "-legacy", true, ipv6).ifPresent(out::add);
+            if (out.size() == before) installed(base, false, ipv6).ifPresent(out::add);
         }
         return out;
+    }
+
+    /** {@code name}, when both its {@code -save} and its {@code -restore} are installed. */
+    private static Optional<Backend> installed(String name, boolean legacy, boolean ipv6) {
+        Optional<String> save = KernelNamespace.executable(name + "-save");
+        Optional<String> restore = KernelNamespace.executable(name + "-restore");
+        return save.isPresent() && restore.isPresent()
+                ? Optional.of(new Backend(name, save.get(), restore.get(), legacy, ipv6)) : Optional.empty();
     }
 }

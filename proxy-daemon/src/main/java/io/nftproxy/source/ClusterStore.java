@@ -248,7 +248,7 @@ public final class ClusterStore implements ClusterView {
         return touched;
     }
 
-    /** How many real changes were recorded so far; the sync loop compares it to skip no-op runs. */
+    /** How many real changes were recorded so far: whether a reload changed anything at all. */
     public long changeCount() { return changes.get(); }
 
     /**

@@ -83,22 +83,22 @@ public final class KubernetesSource implements AutoCloseable {
     public void start(String nodeName) {
         store.awaitNodeAndServiceCidrs();
         String notOtherProxies = ListWatch.labelSelector("!" + ProxyStateBuilder.PROXY_NAME_LABEL + ",!" + ProxyStateBuilder.HEADLESS_LABEL);
-        watch("Service", "api/v1/services", notOtherProxies, ApiObjects::service, list -> {
+        watch("Service", "api/v1/services", notOtherProxies, ApiObjectDecoder::service, list -> {
             store.replaceServices(list);
             if (!store.servicesAndSlicesListed()) store.servicesListed();
             primaryListed();
         }, store::upsertService, store::deleteService);
-        watch("EndpointSlice", "apis/discovery.k8s.io/v1/endpointslices", notOtherProxies, ApiObjects::endpointSlice, list -> {
+        watch("EndpointSlice", "apis/discovery.k8s.io/v1/endpointslices", notOtherProxies, ApiObjectDecoder::endpointSlice, list -> {
             store.replaceEndpointSlices(list);
             if (!store.servicesAndSlicesListed()) store.endpointSlicesListed();
             primaryListed();
         }, store::upsertEndpointSlice, store::deleteEndpointSlice);
-        watch("Node", "api/v1/nodes", ListWatch.fieldSelector("metadata.name=" + nodeName), ApiObjects::node, list -> {
+        watch("Node", "api/v1/nodes", ListWatch.fieldSelector("metadata.name=" + nodeName), ApiObjectDecoder::node, list -> {
             store.replaceNodes(list);
             if (list.isEmpty()) LOG.warn("node object not found node={}; syncing without its labels and podCIDRs until it appears", nodeName);
             store.nodesListed();
         }, store::upsertNode, store::deleteNode);
-        watch("ServiceCIDR", "apis/networking.k8s.io/v1/servicecidrs", "", ApiObjects::serviceCidr, list -> {
+        watch("ServiceCIDR", "apis/networking.k8s.io/v1/servicecidrs", "", ApiObjectDecoder::serviceCidr, list -> {
             store.replaceServiceCidrs(list);
             store.serviceCidrsListed();
         }, store::upsertServiceCidr, store::deleteServiceCidr);
@@ -120,10 +120,14 @@ public final class KubernetesSource implements AutoCloseable {
         }, nodeWait.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    private <T> void watch(String kind, String path, String selector, Function<JsonNode, T> decode, Consumer<List<T>> replace,
+    /**
+     * @param decode the decoder that reads manifest files too, so that both sources map fields, check types and
+     *               report problems identically
+     */
+    private <T> void watch(String kind, String path, String selector, Function<ApiNode, T> decode, Consumer<List<T>> replace,
                            Consumer<T> upsert, Consumer<ObjectMeta> delete) {
         ListWatch<T> w = new ListWatch<>(kind, path, selector, api, reachability, new ListWatch.Sink<>() {
-            @Override public T decode(JsonNode object) { return decode.apply(object); }
+            @Override public T decode(JsonNode object) { return decode.apply(new ApiNode(object, "")); }
             @Override public void replace(List<T> objects) { replace.accept(objects); }
             @Override public void upsert(T object) { upsert.accept(object); }
             @Override public void delete(ObjectMeta meta) { delete.accept(meta); }

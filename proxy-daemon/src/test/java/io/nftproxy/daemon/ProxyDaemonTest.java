@@ -10,7 +10,6 @@ import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
@@ -108,10 +107,11 @@ class ProxyDaemonTest {
         b.minSyncPeriod = MIN_SYNC;
         // Loopback addresses never take NodePort traffic; "every address" makes the health-check servers reachable.
         b.nodePortAddresses = new io.nftproxy.config.NodePortAddresses(false, List.of(io.nftproxy.net.IpPrefix.parse("0.0.0.0/0")));
-        ProxyConfig config = b.build().validate();
-        NodeSettings node = new NodeSettings(NODE, List.of(IpAddress.parse("127.0.0.1")), config.clusterCidrs(),
-                config.nodePortAddresses(), false, 14);
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, network, true, io.nftproxy.render.TableLayout.DEFAULT),
+        ProxyConfig.Builder node = b.build().validate().toBuilder();
+        // Loopback as the node IP, which validate() refuses for an operator's --node-ip: set after validation.
+        node.nodeIPs = List.of(IpAddress.parse("127.0.0.1"));
+        ProxyConfig config = node.build();
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)),
                 fake, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler);
         daemon.start(store -> () -> { });
     }
@@ -197,8 +197,7 @@ class ProxyDaemonTest {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.hostnameOverride = NODE;
         ProxyConfig config = b.validate();
-        try (ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, NodeSettings.of(config), quiet, true,
-                io.nftproxy.render.TableLayout.DEFAULT), once, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler)) {
+        try (ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, quiet, true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), once, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler)) {
             ProxyDaemon.Once r = d.runOnce(clusterOf(NODE, "10.180.1.1").snapshot());
             assertTrue(r.result().success(), r.result().toString());
             assertEquals(2, r.result().families().size());

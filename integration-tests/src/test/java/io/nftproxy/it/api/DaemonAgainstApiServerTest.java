@@ -16,7 +16,6 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.readback.KernelTableParser;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
@@ -274,10 +273,9 @@ class DaemonAgainstApiServerTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.kubeconfig = kubeconfig;
         ProxyConfig config = b.build().validate();
-        NodeSettings settings = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true, TableLayout.DEFAULT), nft, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
             KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE);

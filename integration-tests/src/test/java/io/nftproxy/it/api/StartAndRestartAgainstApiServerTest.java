@@ -11,7 +11,6 @@ import io.nftproxy.nft.Capabilities;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
@@ -245,8 +244,7 @@ class StartAndRestartAgainstApiServerTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.kubeconfig = kubeconfig;
         ProxyConfig config = b.build().validate();
-        NodeSettings settings = new NodeSettings(NODE, List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, settings, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false, TableLayout.DEFAULT), nft,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), nft,
                 OwnProcesses.thisProcess(), new SdNotify(Map.of()), Clock.systemUTC());
         KubernetesSource[] source = new KubernetesSource[1];
         daemon.start(store -> {

@@ -6,7 +6,6 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
@@ -69,10 +68,9 @@ class DaemonKernelTest {
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", healthPort);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         ProxyConfig config = b.build().validate();
-        NodeSettings node = new NodeSettings("k8s-node-1", List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, io.nftproxy.render.TableLayout.DEFAULT), client, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
@@ -103,11 +101,9 @@ class DaemonKernelTest {
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         ProxyConfig config = b.build().validate();
-        NodeSettings node = new NodeSettings("k8s-node-2", List.of(), List.of(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true,
-                io.nftproxy.render.TableLayout.DEFAULT), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
             io.nftproxy.netlink.lock.NetnsLock.HeldException e = org.junit.jupiter.api.Assertions.assertThrows(
                     io.nftproxy.netlink.lock.NetnsLock.HeldException.class,
                     () -> second.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50))));

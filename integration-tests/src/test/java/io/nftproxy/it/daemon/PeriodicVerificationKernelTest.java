@@ -7,7 +7,6 @@ import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -58,11 +57,10 @@ class PeriodicVerificationKernelTest {
             b.minSyncPeriod = Duration.ofMillis(100);
             b.fullSyncPeriod = Duration.ofSeconds(2);
             ProxyConfig config = b.build().validate();
-            NodeSettings node = new NodeSettings("k8s-node-1", List.of(), config.clusterCidrs(), config.nodePortAddresses(), false, 14);
             OwnProcesses own = OwnProcesses.thisProcess();
             NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()),
-                    true, io.nftproxy.render.TableLayout.DEFAULT), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()),
+                    true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
                 daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
                 assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
                 assertTrue(waitFor(() -> count(metrics, "generation") >= 2, Duration.ofSeconds(20)),

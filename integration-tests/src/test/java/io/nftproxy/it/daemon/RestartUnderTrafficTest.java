@@ -11,7 +11,6 @@ import io.nftproxy.it.net.TrafficServices;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.node.NodeSettings;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
@@ -124,13 +123,11 @@ class RestartUnderTrafficTest {
         b.clusterCidrs = List.of(IpPrefix.parse(TestNetworks.CLUSTER_CIDR), IpPrefix.parse(TestNetworks.CLUSTER_CIDR6));
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.nodeIPs = List.of(IpAddress.parse(TestNetworks.NODE_IP), IpAddress.parse(TestNetworks.NODE_IP6));
         ProxyConfig config = b.build().validate();
-        NodeSettings node = new NodeSettings(TestNetworks.NODE_NAME,
-                List.of(IpAddress.parse(TestNetworks.NODE_IP), IpAddress.parse(TestNetworks.NODE_IP6)),
-                config.clusterCidrs(), config.nodePortAddresses(), false, 14);
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, node, io.nftproxy.daemon.NodeNetwork.namespace(netns), true, TableLayout.DEFAULT), client, own,
+        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), true, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         ClusterSnapshot snapshot = TrafficServices.snapshot();
         d.start(store -> {

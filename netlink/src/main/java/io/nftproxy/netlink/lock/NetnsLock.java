@@ -140,11 +140,7 @@ public final class NetnsLock implements AutoCloseable {
         try {
             ByteBuffer addr = address(name);
             if (c.connect(fd, addr, addr.remaining()) != 0) return 0;
-            ByteBuffer cred = ByteBuffer.allocateDirect(12).order(ByteOrder.nativeOrder());
-            ByteBuffer len = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
-            len.putInt(0, 12);
-            if (c.getsockopt(fd, UnixSocketLibC.SOL_SOCKET, UnixSocketLibC.SO_PEERCRED, cred, len) != 0) return 0;
-            return Integer.toUnsignedLong(cred.getInt(0));
+            return peerPid(fd);
         } finally {
             c.close(fd);
         }

@@ -131,22 +131,12 @@ public final class NftablesMonitor implements AutoCloseable {
         public NftablesMonitor start(TableChangeListener listener) throws IOException {
             if (listener == null) throw new NullPointerException("listener");
             if (ownPids == null) ownPids = OwnProcesses.thisProcess();
-            NetlinkSocket s = netns == null ? open(receiveBuffer) : openIn(netns, receiveBuffer);
+            // A socket belongs to the namespace of the thread that created it, for life: create it there, read anywhere.
+            NetlinkSocket s = NetnsThread.callInForIo(netns, () -> open(receiveBuffer), "open nftables monitor in netns " + netns);
             NftablesMonitor m = new NftablesMonitor(s, this, listener);
             m.dispatcher.start();
             m.reader.start();
             return m;
-        }
-    }
-
-    private static NetlinkSocket openIn(String netns, int receiveBuffer) throws IOException {
-        try {
-            // A socket belongs to the namespace of the thread that created it, for life: create it there, read anywhere.
-            return NetnsThread.callIn(netns, () -> open(receiveBuffer));
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("open nftables monitor in netns " + netns, e);
         }
     }
 

@@ -135,13 +135,7 @@ public final class NftException extends RuntimeException {
 
     public boolean isNotFound() { return kind == Kind.NOT_FOUND; }
 
-    public boolean isExists() { return kind == Kind.EXISTS; }
-
     public boolean isPermission() { return kind == Kind.PERMISSION; }
-
-    public boolean isUnsupported() { return kind == Kind.UNSUPPORTED; }
-
-    public boolean isInvalid() { return kind == Kind.INVALID; }
 
     /** The call's result, or null when nft says the object does not exist ("No such file or directory"). */
     public static <T> T nullIfNotFound(java.util.function.Supplier<T> call) {

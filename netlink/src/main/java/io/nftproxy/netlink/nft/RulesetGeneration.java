@@ -39,13 +39,7 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** Reads the generation of {@code /run/netns/NAME}: the socket is made there, and stays there for life. */
     public static RulesetGeneration openIn(String netns) throws IOException {
-        try {
-            return NetnsThread.callIn(netns, RulesetGeneration::open);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("open nfnetlink in netns " + netns, e);
-        }
+        return NetnsThread.callInForIo(netns, RulesetGeneration::open, "open nfnetlink in netns " + netns);
     }
 
     /** The current generation, an unsigned 32-bit number. */

@@ -33,14 +33,7 @@ public final class AddressMonitor implements AutoCloseable {
 
     /** Starts watching the network namespace of the caller, or of /run/netns/{@code netns} when not null. */
     public static AddressMonitor start(String netns, Runnable onChange, Consumer<Exception> onFailure) throws IOException {
-        NetlinkSocket s;
-        try {
-            s = netns == null ? open() : NetnsThread.callIn(netns, AddressMonitor::open);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("open address monitor in netns " + netns, e);
-        }
+        NetlinkSocket s = NetnsThread.callInForIo(netns, AddressMonitor::open, "open address monitor in netns " + netns);
         AddressMonitor m = new AddressMonitor(s, onChange, onFailure);
         m.reader.start();
         return m;

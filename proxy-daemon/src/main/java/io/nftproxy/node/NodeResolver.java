@@ -2,7 +2,6 @@ package io.nftproxy.node;
 
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.config.LocalDetection;
-import io.nftproxy.config.NodePortAddresses;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.proxy.Diagnostic;
@@ -15,36 +14,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The node-level settings an operator gives (flags or the config file), and how they combine with what the node
- * itself says — its Node object (zone, addresses) and its interfaces' addresses — into the renderer's
- * {@link NodeContext}. One place, used by the offline commands and the daemon alike.
- *
- * @param nodeIPs           --node-ip: overrides the Node object's addresses (at most one per family)
- * @param nodePortAddresses which local addresses accept NodePorts
- * @param bindAddress       kube-proxy's bindAddress: unless null or unspecified, this node's IP of its family and its
- *                          primary family, over --node-ip and the Node object, as kube-proxy's detectNodeIPs does
- * @param localDetection    how pod traffic is recognised; NodeCIDR takes the Node object's spec.podCIDRs
+ * How the node settings of a {@link ProxyConfig} combine with what the node itself says — its Node object (zone,
+ * addresses) and its interfaces' addresses — into the renderer's {@link NodeContext}. One place, used by the offline
+ * commands and the daemon alike. --node-ip wins over the Node object's addresses; a bindAddress that is not
+ * unspecified is this node's IP of its family and its primary family, over both, as kube-proxy's detectNodeIPs does.
  */
-public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
-                           NodePortAddresses nodePortAddresses, boolean masqueradeAll, int masqueradeBit,
-                           IpAddress bindAddress, LocalDetection localDetection) {
-    public NodeSettings {
-        nodeIPs = List.copyOf(nodeIPs);
-        clusterCidrs = List.copyOf(clusterCidrs);
-        if (localDetection == null) localDetection = LocalDetection.DEFAULT;
-    }
-
-    /** ClusterCIDR detection, no bindAddress. */
-    public NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPrefix> clusterCidrs,
-                        NodePortAddresses nodePortAddresses, boolean masqueradeAll, int masqueradeBit) {
-        this(hostname, nodeIPs, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit, null, LocalDetection.DEFAULT);
-    }
-
-    /** The node's part of a validated configuration. */
-    public static NodeSettings of(ProxyConfig c) {
-        return new NodeSettings(c.hostnameOverride(), c.nodeIPs(), c.clusterCidrs(), c.nodePortAddresses(), c.masqueradeAll(),
-                c.masqueradeBit(), c.bindAddress(), c.detectLocal());
-    }
+public final class NodeResolver {
+    private NodeResolver() {}
 
     /** The context, and the node object's problems (a bad address) and notes for the operator. */
     public record Resolved(NodeContext node, List<Diagnostic> diagnostics, List<String> notes) {}
@@ -53,10 +29,11 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
      * @param nodeObject     this node's Node object, or null when it is not known (yet)
      * @param localAddresses the node's interface addresses, or null when unknown: then the node IPs stand in
      */
-    public Resolved resolve(NodeObject nodeObject, List<IpAddress> localAddresses) {
+    public static Resolved resolve(ProxyConfig config, NodeObject nodeObject, List<IpAddress> localAddresses) {
         List<Diagnostic> diags = new ArrayList<>();
         List<String> notes = new ArrayList<>();
-        List<IpAddress> ips = nodeIPs;
+        List<IpAddress> ips = config.nodeIPs();
+        IpAddress bindAddress = config.bindAddress();
         if (ips.isEmpty() && nodeObject != null) ips = nodeObjectIPs(nodeObject, diags);
         if (bindAddress != null && !bindAddress.isUnspecified()) {
             List<IpAddress> withBind = new ArrayList<>(List.of(bindAddress));
@@ -64,17 +41,18 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
             ips = withBind;
         }
         if (ips.isEmpty()) notes.add("no node IP known (no Node object address, no --node-ip): NodePorts are accepted on every local address");
-        NodeContext ctx = new NodeContext(hostname, nodeObject == null ? null : nodeObject.zone(), ips, clusterCidrs,
-                nodePortAddresses.resolve(ips), localAddresses == null ? ips : localAddresses, masqueradeAll, masqueradeBit, true,
-                localTraffic(nodeObject, diags, notes));
+        NodeContext ctx = new NodeContext(config.hostnameOverride(), nodeObject == null ? null : nodeObject.zone(), ips,
+                config.clusterCidrs(), config.nodePortAddresses().resolve(ips), localAddresses == null ? ips : localAddresses,
+                config.masqueradeAll(), config.masqueradeBit(), true, localTraffic(config, nodeObject, diags, notes));
         return new Resolved(ctx, diags, notes);
     }
 
     /**
-     * The renderer's detector for {@link #localDetection}. NodeCIDR without a Node object, or one without podCIDRs,
+     * The renderer's detector for the configuration's {@code detectLocal}. NodeCIDR without a Node object, or one without podCIDRs,
      * detects nothing until they appear (kube-proxy waits for them at start; the daemon re-renders when they come).
      */
-    LocalTraffic localTraffic(NodeObject nodeObject, List<Diagnostic> diags, List<String> notes) {
+    private static LocalTraffic localTraffic(ProxyConfig config, NodeObject nodeObject, List<Diagnostic> diags, List<String> notes) {
+        LocalDetection localDetection = config.detectLocal();
         return switch (localDetection.mode()) {
             case LocalDetection.NODE_CIDR -> {
                 List<IpPrefix> pods = nodeObject == null ? List.of() : podCidrs(nodeObject, diags);
@@ -83,7 +61,7 @@ public record NodeSettings(String hostname, List<IpAddress> nodeIPs, List<IpPref
             }
             case LocalDetection.BRIDGE_INTERFACE -> LocalTraffic.byInterface(localDetection.bridgeInterface(), false);
             case LocalDetection.INTERFACE_NAME_PREFIX -> LocalTraffic.byInterface(localDetection.interfaceNamePrefix(), true);
-            default -> LocalTraffic.bySource(clusterCidrs);
+            default -> LocalTraffic.bySource(config.clusterCidrs());
         };
     }
 
