@@ -24,6 +24,8 @@ Changes (each on a different service, applied cumulatively in file order):
   add-service, remove-service, add-endpoint (N -> N+1), remove-endpoint (N -> N-1),
   move-endpoint (one address replaced), no-endpoints (last endpoints removed: no-endpoint-services
   `goto reject-chain` as kube-proxy, or the layout's form above), back-from-none (the first endpoint returns).
+  add-chain-port (flat layouts only: a port that is not simple, e.g. a Local policy, written as `fast` writes it:
+  its own chain and a service-ips `goto`, so the commit validates: what such a change costs in each variant).
   With more changes than the table has services for, the victims cycle over the table (each change still picks a
   port in the state its kind needs: two endpoints or more to remove one, fewer than 16 to add one).
 
@@ -33,6 +35,9 @@ namespace and no packet is sent).
 With FLAT_MAPS=per-count in the environment, the data-map layouts keep one endpoint map per count N
 (flat-endpoints-N) instead of one shared map, so that the rule of a count used for the first time binds an empty map
 (binding a rule to a map walks all its elements); moving a service port between counts then moves its elements.
+
+With NO_ENDPOINT_SHARE=F (0 < F < 1), every round(1/F)-th port of the full table has no endpoints (a table with
+many Services scaled to zero: the no-endpoint elements that a validating commit walks).
 
 Usage: gen.py LAYOUT SERVICES ENDPOINTS CHANGES_PER_KIND OUTDIR
 """
@@ -44,6 +49,7 @@ LAYOUTS = ("fast", "flatgoto", "flat", "flatlean", "flatset", "flatvmap")
 FLAT_RULES = ("flat", "flatlean", "flatset", "flatvmap")  # dispatch by flat-ips-N set rules
 CONTINUE_ELEMENTS = ("flat", "flatset", "flatvmap")  # service-ips keeps every port, verdict continue
 PER_COUNT_MAPS = os.environ.get("FLAT_MAPS", "shared") == "per-count"
+NO_ENDPOINT_SHARE = float(os.environ.get("NO_ENDPOINT_SHARE", "0"))
 
 
 def emap(n):
@@ -233,6 +239,14 @@ class Table:
         out += self.dispatch(i, eps, add=True)
         return out
 
+    def add_chain_port(self, i, eps):
+        """A port that keeps its own chain in every layout (not simple): cluster-ips, its chain, a `goto`."""
+        t = "ip kube-proxy"
+        out = ["add element %s cluster-ips { %s }" % (t, cluster_ip(i)), "add chain %s %s" % (t, chain(i))]
+        out += ["add rule %s %s %s" % (t, chain(i), r) for r in cascade(eps)]
+        out.append("add element %s service-ips { %s : goto %s }" % (t, self.key(i), chain(i)))
+        return out
+
     def dispatch(self, i, eps, add):
         """The commands that route service port i to eps (add) or that remove that routing (not add)."""
         t = "ip kube-proxy"
@@ -357,8 +371,9 @@ def main():
     epgen = Endpoints()
     table = Table(layout)
     full = skeleton(layout)
+    every = round(1 / NO_ENDPOINT_SHARE) if NO_ENDPOINT_SHARE > 0 else 0
     for i in range(services):
-        full += table.add(i, epgen.fresh(per))
+        full += table.add(i, [] if every and i % every == every - 1 else epgen.fresh(per))
     with open(os.path.join(outdir, "full.nft"), "w") as f:
         f.write("\n".join(full) + "\n")
     # each kind touches its own services, spread over the table
@@ -379,6 +394,9 @@ def main():
         i = pick(has_some)
         scripts.append(("no-endpoints", table.change(i, [])))
         scripts.append(("back-from-none", table.change(i, epgen.fresh(1))))
+        if layout in FLAT_RULES:
+            scripts.append(("add-chain-port", table.add_chain_port(nxt, epgen.fresh(per))))
+            nxt += 1
     # the first service port with an endpoint count that has no set/chain yet (flat layouts: rule added)
     i = pick(has_some)
     scripts.append(("new-count", table.change(i, table.eps[i] + epgen.fresh(FLAT_COUNTS_PRECREATED + 1 - len(table.eps[i])))))
