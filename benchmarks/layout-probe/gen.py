@@ -12,11 +12,22 @@ Layouts (docs/table-layout.md, "Measured: dispatch through data maps"):
   flatlean  flat without its service-ips elements, and a service port without endpoints in the plain set
             flat-no-endpoints (rejected by a rule in service-endpoints-check) instead of no-endpoint-services
             `goto reject-chain`: no verdict element per service at all, at the price of those two maps' meaning.
+  flatset   flat (service-ips keeps every port, verdict `continue`), and a port without endpoints in the plain set
+            flat-no-endpoints, which one fixed rule after the no-endpoint-services lookup sends to reject-chain;
+            no-endpoint-services keeps only kube-proxy's `drop` elements (Local policy, no local endpoint).
+  flatvmap  flat, and no-endpoint-services stays the verdict map listing every port without endpoints: its
+            element is `continue` instead of `goto reject-chain`, and one fixed rule right after the vmap lookup,
+            `... @no-endpoint-services goto reject-chain` (the map used as a set), rejects what fell through.
+            `drop` and `goto reject-chain` elements keep kube-proxy's meaning; no element names a chain.
 
 Changes (each on a different service, applied cumulatively in file order):
   add-service, remove-service, add-endpoint (N -> N+1), remove-endpoint (N -> N-1),
   move-endpoint (one address replaced), no-endpoints (last endpoints removed: no-endpoint-services
-  `goto reject-chain`, as kube-proxy), back-from-none (the first endpoint returns).
+  `goto reject-chain` as kube-proxy, or the layout's form above), back-from-none (the first endpoint returns).
+  add-chain-port (flat layouts only: a port that is not simple, e.g. a Local policy, written as `fast` writes it:
+  its own chain and a service-ips `goto`, so the commit validates: what such a change costs in each variant).
+  With more changes than the table has services for, the victims cycle over the table (each change still picks a
+  port in the state its kind needs: two endpoints or more to remove one, fewer than 16 to add one).
 
 Addresses: services 172.16.0.0/12, endpoints 10.0.0.0/8 (private ranges only; the table is loaded in a throwaway
 namespace and no packet is sent).
@@ -25,13 +36,20 @@ With FLAT_MAPS=per-count in the environment, the data-map layouts keep one endpo
 (flat-endpoints-N) instead of one shared map, so that the rule of a count used for the first time binds an empty map
 (binding a rule to a map walks all its elements); moving a service port between counts then moves its elements.
 
+With NO_ENDPOINT_SHARE=F (0 < F < 1), every round(1/F)-th port of the full table has no endpoints (a table with
+many Services scaled to zero: the no-endpoint elements that a validating commit walks).
+
 Usage: gen.py LAYOUT SERVICES ENDPOINTS CHANGES_PER_KIND OUTDIR
 """
 import os
 import sys
 
 FLAT_COUNTS_PRECREATED = 16  # flat: counts 1..16 have their set and rule from the start
+LAYOUTS = ("fast", "flatgoto", "flat", "flatlean", "flatset", "flatvmap")
+FLAT_RULES = ("flat", "flatlean", "flatset", "flatvmap")  # dispatch by flat-ips-N set rules
+CONTINUE_ELEMENTS = ("flat", "flatset", "flatvmap")  # service-ips keeps every port, verdict continue
 PER_COUNT_MAPS = os.environ.get("FLAT_MAPS", "shared") == "per-count"
+NO_ENDPOINT_SHARE = float(os.environ.get("NO_ENDPOINT_SHARE", "0"))
 
 
 def emap(n):
@@ -78,14 +96,18 @@ def skeleton(layout):
         'add map %s no-endpoint-services { type ipv4_addr . inet_proto . inet_service : verdict ; }' % t,
         'add map %s no-endpoint-nodeports { type inet_proto . inet_service : verdict ; }' % t,
     ]
-    if layout in ("flat", "flatlean", "flatgoto"):
+    if layout != "fast":
         for n in (range(1, FLAT_COUNTS_PRECREATED + 1) if PER_COUNT_MAPS else [1]):
             out.append(emap_decl(n))
-    if layout in ("flat", "flatlean"):
+    if layout in FLAT_RULES:
         for n in range(1, FLAT_COUNTS_PRECREATED + 1):
             out.append(flat_set(n))
-    if layout == "flatlean":
-        out.append('add set %s flat-no-endpoints { type ipv4_addr . inet_proto . inet_service ; }' % t)
+    if layout in ("flatlean", "flatset"):
+        out.append('add set %s flat-no-endpoints { type ipv4_addr . inet_proto . inet_service ; '
+                   'comment "service ports with no endpoints, rejected" ; }' % t)
+    if layout == "flatset":
+        out.append('add set %s flat-no-endpoint-nodeports { type inet_proto . inet_service ; '
+                   'comment "service nodeports with no endpoints, rejected" ; }' % t)
     for c in ["filter-prerouting-pre-dnat { type filter hook prerouting priority dstnat - 10 ; }",
               "filter-output-pre-dnat { type filter hook output priority -110 ; }",
               "filter-input { type filter hook input priority filter ; }",
@@ -116,7 +138,7 @@ def skeleton(layout):
     r("services", "ip daddr @cluster-ips ip saddr != 10.0.0.0/8 mark set mark or 0x4000")
     r("services", "ip daddr . meta l4proto . th dport vmap @service-ips")
     r("services", "ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports")
-    if layout in ("flat", "flatlean"):
+    if layout in FLAT_RULES:
         for n in range(1, FLAT_COUNTS_PRECREATED + 1):
             r("services", flat_rule(n))
     r("masquerading", "mark and 0x4000 != 0 mark set mark xor 0x4000 masquerade fully-random")
@@ -127,7 +149,15 @@ def skeleton(layout):
     r("service-endpoints-check", "ip daddr . meta l4proto . th dport vmap @no-endpoint-services")
     if layout == "flatlean":
         r("service-endpoints-check", "ip daddr . meta l4proto . th dport @flat-no-endpoints reject")
+    if layout == "flatset":
+        r("service-endpoints-check", "ip daddr . meta l4proto . th dport @flat-no-endpoints goto reject-chain")
+    if layout == "flatvmap":
+        r("service-endpoints-check", "ip daddr . meta l4proto . th dport @no-endpoint-services goto reject-chain")
     r("nodeport-endpoints-check", "ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports")
+    if layout == "flatset":
+        r("nodeport-endpoints-check", "ip daddr @nodeport-ips meta l4proto . th dport @flat-no-endpoint-nodeports goto reject-chain")
+    if layout == "flatvmap":
+        r("nodeport-endpoints-check", "ip daddr @nodeport-ips meta l4proto . th dport @no-endpoint-nodeports goto reject-chain")
     out.append("add element %s nodeport-ips { 192.168.10.20 }" % t)
     return out
 
@@ -170,13 +200,15 @@ class Table:
 
     def no_endpoints(self, i, add):
         t = "ip kube-proxy"
-        if self.layout == "flatlean":
-            if add:
-                return "add element %s flat-no-endpoints { %s }" % (t, self.key(i))
-            return "delete element %s flat-no-endpoints { %s }" % (t, self.key(i))
-        if add:
-            return "add element %s no-endpoint-services { %s : goto reject-chain }" % (t, self.key(i))
-        return "delete element %s no-endpoint-services { %s }" % (t, self.key(i))
+        where = "flat-no-endpoints" if self.layout in ("flatlean", "flatset") else "no-endpoint-services"
+        if not add:
+            return "delete element %s %s { %s }" % (t, where, self.key(i))
+        # kube-proxy comments each no-endpoint element with the port's name
+        elem = '%s comment "bench/svc-%d:http"' % (self.key(i), i)
+        if self.layout in ("flatlean", "flatset"):
+            return "add element %s %s { %s }" % (t, where, elem)
+        verdict = "continue" if self.layout == "flatvmap" else "goto reject-chain"
+        return "add element %s %s { %s : %s }" % (t, where, elem, verdict)
 
     def key(self, i):
         return "%s . tcp . 80" % cluster_ip(i)
@@ -188,7 +220,7 @@ class Table:
         self.counts_with_rules.add(n)
         if PER_COUNT_MAPS and self.layout != "fast":
             out.append(emap_decl(n))
-        if self.layout in ("flat", "flatlean"):
+        if self.layout in FLAT_RULES:
             out.append(flat_set(n))
             out.append("add rule ip kube-proxy services %s" % flat_rule(n))
         elif self.layout == "flatgoto":
@@ -205,6 +237,14 @@ class Table:
             return out
         self.ensure_count(len(eps), out)
         out += self.dispatch(i, eps, add=True)
+        return out
+
+    def add_chain_port(self, i, eps):
+        """A port that keeps its own chain in every layout (not simple): cluster-ips, its chain, a `goto`."""
+        t = "ip kube-proxy"
+        out = ["add element %s cluster-ips { %s }" % (t, cluster_ip(i)), "add chain %s %s" % (t, chain(i))]
+        out += ["add rule %s %s %s" % (t, chain(i), r) for r in cascade(eps)]
+        out.append("add element %s service-ips { %s : goto %s }" % (t, self.key(i), chain(i)))
         return out
 
     def dispatch(self, i, eps, add):
@@ -224,9 +264,9 @@ class Table:
                 out.append("delete chain %s %s" % (t, chain(i)))
             return out
         elems = ", ".join("%s . %d : %s . 8080" % (self.key(i), k, ep) for k, ep in enumerate(eps))
-        if self.layout in ("flat", "flatlean"):
+        if self.layout in FLAT_RULES:
             if add:
-                if self.layout == "flat":
+                if self.layout in CONTINUE_ELEMENTS:
                     out.append("add element %s service-ips { %s : continue }" % (t, self.key(i)))
                 out.append("add element %s %s { %s }" % (t, emap(n), elems))
                 out.append("add element %s flat-ips-%d { %s }" % (t, n, self.key(i)))
@@ -234,7 +274,7 @@ class Table:
                 out.append("delete element %s flat-ips-%d { %s }" % (t, n, self.key(i)))
                 out.append("delete element %s %s { %s }" % (t, emap(n), ", ".join(
                     "%s . %d" % (self.key(i), k) for k in range(n))))
-                if self.layout == "flat":
+                if self.layout in CONTINUE_ELEMENTS:
                     out.append("delete element %s service-ips { %s }" % (t, self.key(i)))
         else:
             if add:
@@ -299,7 +339,7 @@ class Table:
                     "%s . %d : %s . 8080" % (self.key(i), k, eps[k]) for k in added)))
         # and the key moves between counts
         if len(old) != len(eps):
-            if self.layout in ("flat", "flatlean"):
+            if self.layout in FLAT_RULES:
                 out.append("delete element %s flat-ips-%d { %s }" % (t, len(old), self.key(i)))
                 out.append("add element %s flat-ips-%d { %s }" % (t, len(eps), self.key(i)))
             else:
@@ -308,38 +348,57 @@ class Table:
         return out
 
 
+def victim_picker(table, services, step):
+    """Returns pick(ok): the next service of the table, in steps of `step`, cycling, whose endpoints satisfy ok."""
+    order = list(range(0, services, step))
+    pos = [0]
+
+    def pick(ok):
+        for _ in range(len(order)):
+            i = order[pos[0] % len(order)]
+            pos[0] += 1
+            if i in table.eps and ok(table.eps[i]):
+                return i
+        sys.exit("no service left in a state this change needs; use a larger table or fewer changes")
+    return pick
+
+
 def main():
     layout, services, per, changes, outdir = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    if layout not in ("fast", "flat", "flatlean", "flatgoto"):
-        sys.exit("layout must be fast, flat, flatlean or flatgoto")
+    if layout not in LAYOUTS:
+        sys.exit("layout must be one of " + ", ".join(LAYOUTS))
     os.makedirs(outdir, exist_ok=True)
     epgen = Endpoints()
     table = Table(layout)
     full = skeleton(layout)
+    every = round(1 / NO_ENDPOINT_SHARE) if NO_ENDPOINT_SHARE > 0 else 0
     for i in range(services):
-        full += table.add(i, epgen.fresh(per))
+        full += table.add(i, [] if every and i % every == every - 1 else epgen.fresh(per))
     with open(os.path.join(outdir, "full.nft"), "w") as f:
         f.write("\n".join(full) + "\n")
     # each kind touches its own services, spread over the table
-    step = max(1, services // (8 * changes + 8))
-    victims = iter(range(0, services, step))
+    pick = victim_picker(table, services, max(1, services // (8 * changes + 8)))
+    has_some = lambda eps: len(eps) >= 1
     scripts = []
     nxt = services
     for c in range(changes):
         scripts.append(("add-service", table.add(nxt, epgen.fresh(per))))
         nxt += 1
-        scripts.append(("remove-service", table.remove(next(victims))))
-        i = next(victims)
+        scripts.append(("remove-service", table.remove(pick(lambda eps: True))))
+        i = pick(lambda eps: 1 <= len(eps) < FLAT_COUNTS_PRECREATED)
         scripts.append(("add-endpoint", table.change(i, table.eps[i] + epgen.fresh(1))))
-        i = next(victims)
+        i = pick(lambda eps: len(eps) >= 2)
         scripts.append(("remove-endpoint", table.change(i, table.eps[i][:-1])))
-        i = next(victims)
+        i = pick(has_some)
         scripts.append(("move-endpoint", table.change(i, table.eps[i][1:] + epgen.fresh(1))))
-        i = next(victims)
+        i = pick(has_some)
         scripts.append(("no-endpoints", table.change(i, [])))
         scripts.append(("back-from-none", table.change(i, epgen.fresh(1))))
+        if layout in FLAT_RULES:
+            scripts.append(("add-chain-port", table.add_chain_port(nxt, epgen.fresh(per))))
+            nxt += 1
     # the first service port with an endpoint count that has no set/chain yet (flat layouts: rule added)
-    i = next(victims)
+    i = pick(has_some)
     scripts.append(("new-count", table.change(i, table.eps[i] + epgen.fresh(FLAT_COUNTS_PRECREATED + 1 - len(table.eps[i])))))
     for k, (kind, cmds) in enumerate(scripts):
         with open(os.path.join(outdir, "change-%04d-%s.nft" % (k + 1, kind)), "w") as f:

@@ -5,6 +5,7 @@
 # inside that call, under the commit lock), the sum of recvmsg (nft reading its cache: the table listing) and the
 # wall time of the whole `nft -f`. Prints p50 / p99 / max per kind. Needs root; never touches the root namespace.
 # Usage: benchmarks/layout-probe/run.sh SERVICES ENDPOINTS [CHANGES_PER_KIND=20] [LAYOUTS="fast flatgoto flat"]
+# (layouts: gen.py fast, flatgoto, flat, flatlean, flatset, flatvmap)
 set -euo pipefail
 services=${1:?usage: run.sh SERVICES ENDPOINTS [CHANGES_PER_KIND] [LAYOUTS]}
 per=${2:?usage: run.sh SERVICES ENDPOINTS [CHANGES_PER_KIND] [LAYOUTS]}
