@@ -351,7 +351,7 @@ public final class ManifestLoader {
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
         /** Where each kind's object was first found, by {@code kind namespace/name}. */
-        private final java.util.Map<String, String> firstSeen = new java.util.HashMap<>();
+        private final java.util.Map<String, Path> firstSeen = new java.util.HashMap<>();
 
         /**
          * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
@@ -359,12 +359,11 @@ public final class ManifestLoader {
          */
         <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, String kind) {
             String key = meta.apply(object).key();
-            String first = firstSeen.putIfAbsent(kind + " " + key, file.toString());
+            Path first = firstSeen.putIfAbsent(kind + " " + key, file);
             if (first == null) {
                 into.add(object);
             } else {
-                problems.add(new LoadProblem(file, -1, kind, key, "metadata.name",
-                        "duplicate " + kind + " object; the first one, in " + first + ", is kept"));
+                problems.add(LoadProblem.duplicate(file, kind, key, first));
             }
         }
     }
