@@ -30,7 +30,7 @@ import java.util.function.Function;
  * A manifest directory as a watched source: created, modified and deleted files become added, updated and deleted
  * objects in the {@link ClusterStore}. Each burst of file events (an editor's write-rename, a ConfigMap's symlink
  * swap) is settled for {@code settle}; then the directory is listed, only the files that changed since their last
- * read are parsed again ({@link ManifestFileIndex}), and the store gets only the objects that changed.
+ * read are parsed again ({@link ManifestDirectoryIndex}), and the store gets only the objects that changed.
  *
  * <p>It never goes deaf and never loses objects to a bad moment:
  * <ul>
@@ -54,7 +54,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private final Duration settle;
     private final Duration rescan;
     private final ManifestLoader loader = new ManifestLoader();
-    private final ManifestFileIndex index;
+    private final ManifestDirectoryIndex index;
     private final WatchService watcher;
     private final Thread thread;
     private volatile boolean running = true;
@@ -74,7 +74,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     ManifestDirectorySource(Path dir, ClusterStore store, Duration settle, Duration rescan,
                             Function<Path, ManifestLoader.FileLoad> parse) throws IOException {
         this.dir = dir;
-        this.index = new ManifestFileIndex(parse == null ? loader::loadFile : parse, System::currentTimeMillis);
+        this.index = new ManifestDirectoryIndex(parse == null ? loader::loadFile : parse, System::currentTimeMillis);
         this.store = store;
         this.settle = settle;
         this.rescan = rescan;
@@ -96,7 +96,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private void reload() throws IOException {
         List<LoadProblem> listing = new ArrayList<>();
         List<Path> files = loader.files(dir, listing);
-        ManifestFileIndex.Changes changes = index.update(files);
+        ManifestDirectoryIndex.Changes changes = index.update(files);
         Set<String> seen = new HashSet<>();
         listing.forEach(p -> seen.add(p.toString()));
         index.problems().forEach(p -> seen.add(p.toString()));
@@ -109,7 +109,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     }
 
     /** Hands the store each changed object, as a watch delivers its events; the store asks for a sync itself. */
-    private void record(ManifestFileIndex.Changes changes) {
+    private void record(ManifestDirectoryIndex.Changes changes) {
         if (changes.isEmpty()) return;
         LOG.debug("manifest changes upserted={} removed={}", changes.upserted().size(), changes.removed().size());
         for (Object o : changes.removed()) {

@@ -35,7 +35,7 @@ import java.util.function.LongSupplier;
  * the first in path order (file order within a file), the others reported as duplicates. A file that cannot be used
  * now, or is empty, keeps the objects of its last good read until it parses again or is deleted. Used by one thread.
  */
-final class ManifestFileIndex {
+final class ManifestDirectoryIndex {
     /**
      * How long after its modification time a read is trusted to have seen the last write of that tick, for a file
      * system with sub-second timestamps (Linux: a jiffy, at most 10 ms) and for one without (FAT: 2 s).
@@ -88,7 +88,7 @@ final class ManifestFileIndex {
     /** The duplicate problems of each name held more than once. */
     private final Map<String, List<LoadProblem>> duplicates = new HashMap<>();
 
-    ManifestFileIndex(Function<Path, ManifestLoader.FileLoad> parse, LongSupplier clock) {
+    ManifestDirectoryIndex(Function<Path, ManifestLoader.FileLoad> parse, LongSupplier clock) {
         this.parse = parse;
         this.clock = clock;
     }
