@@ -5,6 +5,8 @@
 # generation and room to grow: with a heap kept tight (-Xms16m, MaxHeapFreeRatio=30) a burst of 1,000 changes at 5k
 # Services ran 2,022 collections and 18 full ones of up to 203 ms; with these flags 279 young ones, none full, at most
 # 38 ms (docs/benchmarks.md, "GC pauses during a burst"). G1 with a 10 ms goal did worse here (up to 127 ms, 770 MB RSS).
+# Since the manifest source re-parses only changed files, such a burst runs 3-4 young collections; -Xmn16m shortened
+# them but filled the old generation twice as fast over 10 bursts, so the young generation stays at 48 MiB.
 # JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and

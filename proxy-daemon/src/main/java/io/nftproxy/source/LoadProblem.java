@@ -20,6 +20,12 @@ public record LoadProblem(Path file, int documentIndex, String kind, String obje
         return new LoadProblem(file, documentIndex, null, null, null, message);
     }
 
+    /** A later copy of an object that {@code first} already held: the API server holds one object per name. */
+    public static LoadProblem duplicate(Path file, String kind, String key, Path first) {
+        return new LoadProblem(file, -1, kind, key, "metadata.name",
+                "duplicate " + kind + " object; the first one, in " + first + ", is kept");
+    }
+
     /** One line in the same key=value shape as {@link io.nftproxy.proxy.Diagnostic}, for operators to grep. */
     public String describe(String verb) {
         return verb + " kind=" + orDash(kind) + " object=" + (object == null ? "-" : InvalidInputException.printable(object))

@@ -1,5 +1,9 @@
 package io.nftproxy.source;
 
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.cluster.NodeObject;
+import io.nftproxy.cluster.ServiceCidrObject;
+import io.nftproxy.cluster.ServiceObject;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,19 +20,17 @@ import java.nio.file.WatchService;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * A manifest directory as a watched source: created, modified and deleted files become added, updated and deleted
  * objects in the {@link ClusterStore}. Each burst of file events (an editor's write-rename, a ConfigMap's symlink
- * swap) is settled for {@code settle} and then the whole directory is re-read; the store itself records only what
- * differs from before.
+ * swap) is settled for {@code settle}; then the directory is listed, only the files that changed since their last
+ * read are parsed again ({@link ManifestDirectoryIndex}), and the store gets only the objects that changed.
  *
  * <p>It never goes deaf and never loses objects to a bad moment:
  * <ul>
@@ -52,14 +54,11 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private final Duration settle;
     private final Duration rescan;
     private final ManifestLoader loader = new ManifestLoader();
+    private final ManifestDirectoryIndex index;
     private final WatchService watcher;
     private final Thread thread;
     private volatile boolean running = true;
     private volatile Set<String> lastProblems = Set.of();
-    /** The last read of each file that could be used, by path. */
-    private final Map<Path, ManifestLoader.FileLoad> lastGood = new HashMap<>();
-    /** Size and modification time of each file at the last read; a rescan re-reads only when it differs. */
-    private Map<Path, List<Object>> lastFingerprint = Map.of();
     private String lastFailure;
     private WatchKey parentKey;
 
@@ -68,7 +67,14 @@ public final class ManifestDirectorySource implements AutoCloseable {
     }
 
     public ManifestDirectorySource(Path dir, ClusterStore store, Duration settle, Duration rescan) throws IOException {
+        this(dir, store, settle, rescan, null);
+    }
+
+    /** {@code parse} reads one file (the loader's when null): tests count the files read through it. */
+    ManifestDirectorySource(Path dir, ClusterStore store, Duration settle, Duration rescan,
+                            Function<Path, ManifestLoader.FileLoad> parse) throws IOException {
         this.dir = dir;
+        this.index = new ManifestDirectoryIndex(parse == null ? loader::loadFile : parse, System::currentTimeMillis);
         this.store = store;
         this.settle = settle;
         this.rescan = rescan;
@@ -86,68 +92,44 @@ public final class ManifestDirectorySource implements AutoCloseable {
     /** The problems of the last read, each logged once when it first appeared (duplicates, malformed files, ...). */
     public Set<String> problems() { return lastProblems; }
 
-    /** Reads the directory and records it; files that cannot be used now keep their last good objects. */
+    /** Reads the files changed since the last read and records what changed; unusable files keep their last good objects. */
     private void reload() throws IOException {
-        List<LoadProblem> problems = new ArrayList<>();
-        List<Path> files = loader.files(dir, problems);
-        Map<Path, List<Object>> fingerprint = fingerprint(files);
-        List<ManifestLoader.FileLoad> loads = new ArrayList<>();
-        Set<Path> present = new HashSet<>(files);
-        for (Path f : files) {
-            ManifestLoader.FileLoad now = loader.loadFile(f);
-            ManifestLoader.FileLoad good = lastGood.get(f);
-            boolean empty = now.objects().isEmpty() && now.problems().isEmpty() && isEmpty(f);
-            if ((now.unusable() || empty) && good != null && !good.objects().isEmpty()) {
-                loads.add(good.keptDespite(empty ? withProblem(now, "empty") : now));
-            } else {
-                loads.add(now);
-                if (!now.unusable()) lastGood.put(f, now);
-            }
-        }
-        // A deleted file's objects go with it.
-        lastGood.keySet().retainAll(present);
-        LoadResult r = loader.merge(loads, problems);
+        List<LoadProblem> listing = new ArrayList<>();
+        List<Path> files = loader.files(dir, listing);
+        ManifestDirectoryIndex.Changes changes = index.update(files);
         Set<String> seen = new HashSet<>();
-        r.problems().forEach(p -> seen.add(p.toString()));
+        listing.forEach(p -> seen.add(p.toString()));
+        index.problems().forEach(p -> seen.add(p.toString()));
         // Only new problems are logged: a bad file stays bad across reloads and must not flood the log.
         for (String p : seen) if (!lastProblems.contains(p)) LOG.warn("manifest problem {}", p);
         lastProblems = Set.copyOf(seen);
-        lastFingerprint = fingerprint;
         if (lastFailure != null) LOG.info("manifest directory readable again dir={}", dir);
         lastFailure = null;
-        store.replaceAll(r.snapshot());
+        record(changes);
     }
 
-    private static ManifestLoader.FileLoad withProblem(ManifestLoader.FileLoad f, String message) {
-        return new ManifestLoader.FileLoad(f.file(), f.objects(), List.of(LoadProblem.ofFile(f.file(), -1, message)),
-                f.ignored(), true);
-    }
-
-    private static boolean isEmpty(Path f) {
-        try {
-            return Files.size(f) == 0;
-        } catch (IOException e) {
-            return false;
+    /** Hands the store each changed object, as a watch delivers its events; the store asks for a sync itself. */
+    private void record(ManifestDirectoryIndex.Changes changes) {
+        if (changes.isEmpty()) return;
+        LOG.debug("manifest changes upserted={} removed={}", changes.upserted().size(), changes.removed().size());
+        for (Object o : changes.removed()) {
+            if (o instanceof ServiceObject x) store.deleteService(x.meta());
+            else if (o instanceof EndpointSliceObject x) store.deleteEndpointSlice(x.meta());
+            else if (o instanceof NodeObject x) store.deleteNode(x.meta());
+            else if (o instanceof ServiceCidrObject x) store.deleteServiceCidr(x.meta());
         }
-    }
-
-    private static Map<Path, List<Object>> fingerprint(List<Path> files) {
-        Map<Path, List<Object>> out = new HashMap<>();
-        for (Path f : files) {
-            try {
-                BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class);
-                out.put(f, List.of(a.size(), a.lastModifiedTime(), String.valueOf(a.fileKey())));
-            } catch (IOException e) {
-                out.put(f, List.of());
-            }
+        for (Object o : changes.upserted()) {
+            if (o instanceof ServiceObject x) store.upsertService(x);
+            else if (o instanceof EndpointSliceObject x) store.upsertEndpointSlice(x);
+            else if (o instanceof NodeObject x) store.upsertNode(x);
+            else if (o instanceof ServiceCidrObject x) store.upsertServiceCidr(x);
         }
-        return out;
     }
 
     /** True when a rescan finds the directory's files changed since the last read (or the directory gone or back). */
     private boolean changedSinceLastRead() {
         try {
-            return !Objects.equals(fingerprint(loader.files(dir, new ArrayList<>())), lastFingerprint) || lastFailure != null;
+            return index.stale(loader.files(dir, new ArrayList<>())) || lastFailure != null;
         } catch (IOException e) {
             return lastFailure == null;
         }

@@ -27,6 +27,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -51,22 +52,40 @@ public final class ManifestLoader {
      * time: a scalar of n characters costs n²/(2·buffer) copies. With the default 1 KiB buffer a 15 MB quoted
      * string took minutes (issue 10); with 1 MiB the largest file allowed costs some 10⁸ copies, well under a
      * second. The code point limit is the file limit, so that one cap, not the parser's 3 MiB default, decides.
+     *
+     * <p>But the reader allocates its whole buffer for every file it parses: 2 MB of chars for a 500-byte manifest
+     * was 94 % of everything the daemon allocated while 5,000 files were read (issue 11's GC burst,
+     * docs/benchmarks.md). So each file gets the smallest of these buffers that holds it whole (a UTF-8 file never
+     * decodes to more chars than it has bytes); a file that fits never grows the window, whatever the buffer.
      */
-    private static final LoadSettings YAML_SETTINGS = LoadSettings.builder()
-            .setBufferSize(1 << 20)
-            .setCodePointLimit((int) MAX_FILE_BYTES)
-            .build();
+    static final int[] YAML_BUFFER_SIZES = {4 << 10, 64 << 10, 1 << 20};
+
+    /** The YAML buffer for a file of {@code bytes}: the smallest that holds it, else the largest. */
+    static int yamlBufferSize(long bytes) {
+        for (int size : YAML_BUFFER_SIZES) if (bytes <= size) return size;
+        return YAML_BUFFER_SIZES[YAML_BUFFER_SIZES.length - 1];
+    }
 
     private static final Pattern QUOTED = Pattern.compile("'[^'\\n]*'|\"[^\"\\n]*\"");
 
-    private final ObjectMapper yaml;
+    /** One mapper per buffer size, built when a file first needs it. */
+    private final ObjectMapper[] yaml = new ObjectMapper[YAML_BUFFER_SIZES.length];
     private final ObjectMapper json;
 
     public ManifestLoader() {
         // Duplicate keys are refused, as the API server's strict decoding does: which one wins would be a guess.
-        this.yaml = YAMLMapper.builder(YAMLFactory.builder().loadSettings(YAML_SETTINGS).build())
-                .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
         this.json = JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    }
+
+    private synchronized ObjectMapper yaml(long bytes) {
+        int size = yamlBufferSize(bytes);
+        int i = Arrays.binarySearch(YAML_BUFFER_SIZES, size);
+        if (yaml[i] == null) {
+            LoadSettings settings = LoadSettings.builder().setBufferSize(size).setCodePointLimit((int) MAX_FILE_BYTES).build();
+            yaml[i] = YAMLMapper.builder(YAMLFactory.builder().loadSettings(settings).build())
+                    .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+        }
+        return yaml[i];
     }
 
     /**
@@ -207,7 +226,7 @@ public final class ManifestLoader {
             sink.problems.add(LoadProblem.ofFile(file, -1, "unreadable: " + e.getClass().getSimpleName()));
             return false;
         }
-        ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml;
+        ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
             while (it.hasNextValue()) {
@@ -332,7 +351,7 @@ public final class ManifestLoader {
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
         /** Where each kind's object was first found, by {@code kind namespace/name}. */
-        private final java.util.Map<String, String> firstSeen = new java.util.HashMap<>();
+        private final java.util.Map<String, Path> firstSeen = new java.util.HashMap<>();
 
         /**
          * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
@@ -340,12 +359,11 @@ public final class ManifestLoader {
          */
         <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, String kind) {
             String key = meta.apply(object).key();
-            String first = firstSeen.putIfAbsent(kind + " " + key, file.toString());
+            Path first = firstSeen.putIfAbsent(kind + " " + key, file);
             if (first == null) {
                 into.add(object);
             } else {
-                problems.add(new LoadProblem(file, -1, kind, key, "metadata.name",
-                        "duplicate " + kind + " object; the first one, in " + first + ", is kept"));
+                problems.add(LoadProblem.duplicate(file, kind, key, first));
             }
         }
     }

@@ -8,9 +8,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ManifestDirectorySourceTest {
@@ -53,6 +55,39 @@ class ManifestDirectorySourceTest {
 
     /** Waits past several settle periods, so that a reload that was going to happen has happened. */
     private static void settled() throws InterruptedException { Thread.sleep(600); }
+
+    @Test
+    void aChangeParsesOnlyTheChangedFileAndADeleteParsesNone(@TempDir Path dir) throws Exception {
+        for (int i = 0; i < 50; i++) Files.writeString(dir.resolve("svc-" + i + ".yaml"), service("s" + i, "172.30.1." + (i + 1)));
+        Thread.sleep(150);   // a read less than 100 ms after a file's mtime would be repeated at the next reload
+        ClusterStore store = new ClusterStore();
+        ManifestLoader loader = new ManifestLoader();
+        List<Path> parsed = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        // The daemon's settle time: longer than the 100 ms after its mtime within which a read is repeated next time.
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(200), Duration.ofHours(1),
+                f -> {
+                    parsed.add(f.getFileName());
+                    return loader.loadFile(f);
+                })) {
+            assertEquals(50, parsed.size());
+            assertEquals(50, store.snapshot().services().size());
+            parsed.clear();
+            long events = store.changeCounts().serviceEvents();
+
+            Files.writeString(dir.resolve("svc-7.yaml"), service("s7", "172.30.1.99"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> clusterIPs(store).contains("s7=172.30.1.99"));
+            settled();
+            assertEquals(Set.of(Path.of("svc-7.yaml")), Set.copyOf(parsed), "only the edited file is parsed again");
+            assertEquals(events + 1, store.changeCounts().serviceEvents(), "the store is handed that one Service");
+
+            parsed.clear();
+            Files.delete(dir.resolve("svc-8.yaml"));
+            await().atMost(Duration.ofSeconds(10)).until(() -> store.snapshot().services().size() == 49);
+            settled();
+            assertEquals(List.of(), parsed);
+            assertFalse(clusterIPs(store).contains("s8=172.30.1.9"));
+        }
+    }
 
     @Test
     void aDirectoryRemovedAndRecreatedIsWatchedAgain(@TempDir Path parent) throws Exception {

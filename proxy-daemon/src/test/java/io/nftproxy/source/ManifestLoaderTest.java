@@ -289,6 +289,38 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void filesAroundEachYamlBufferSizeParseWhole() throws IOException {
+        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: edge\n  annotations:\n    note: \"";
+        String tail = "\"\nspec: {clusterIP: 10.96.0.4}\n";
+        for (int size : ManifestLoader.YAML_BUFFER_SIZES) {
+            for (int bytes : new int[] {size - 1, size, size + 1}) {
+                int n = bytes - head.length() - tail.length();
+                Path f = write("edge-" + bytes + ".yaml", head + "z".repeat(n) + tail);
+                assertEquals(bytes, Files.size(f));
+                ManifestLoader.FileLoad load = loader.loadFile(f);
+                assertEquals(List.of(), load.problems(), "file of " + bytes + " bytes");
+                assertEquals(n, ((ServiceObject) load.objects().get(0)).meta().annotations().get("note").length());
+            }
+        }
+        assertEquals(4 << 10, ManifestLoader.yamlBufferSize(LB_SERVICE.length()));
+        assertEquals(1 << 20, ManifestLoader.yamlBufferSize(ManifestLoader.MAX_FILE_BYTES));
+    }
+
+    @Test
+    void aSmallFileAllocatesKilobytesNotTheLargestBuffer() throws IOException {
+        // Issue 11: each parse allocated the reader's whole 1 MiB char buffer (2.2 MB a parse), for a 774-byte file too.
+        Path f = write("svc.yaml", LB_SERVICE);
+        var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int i = 0; i < 20; i++) loader.loadFile(f);   // the mapper built, classes loaded
+        long before = threads.getCurrentThreadAllocatedBytes();
+        int parses = 50;
+        for (int i = 0; i < parses; i++) assertEquals(1, loader.loadFile(f).objects().size());
+        long perParse = (threads.getCurrentThreadAllocatedBytes() - before) / parses;
+        System.out.printf("one %d-byte manifest parsed: %d bytes allocated%n", LB_SERVICE.length(), perParse);
+        assertTrue(perParse < 512 << 10, perParse + " bytes allocated per parse");
+    }
+
+    @Test
     void parserMessagesDoNotEchoTheOffendingToken() throws IOException {
         write("secret.json", "{\"kind\": \"Secret\", \"data\": {\"password\": hunter2secret}}");
 
