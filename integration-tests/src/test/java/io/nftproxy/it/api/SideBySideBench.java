@@ -60,7 +60,7 @@ class SideBySideBench {
             int n = Integer.parseInt(size.strip());
             try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
                  KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig())) {
-                populate(admin, n);
+                populate(api, admin, n);
                 for (String p : proxies) {
                     List<String> cmd = p.equals("kube-proxy") ? kubeProxyCommand(kubeProxy) : nftproxyCommand(jar);
                     Result r = measure(api, admin, p, cmd, n);
@@ -281,13 +281,13 @@ class SideBySideBench {
         return "10." + (200 + j / 62_500) + "." + (j / 250 % 250 + 1) + "." + (j % 250 + 1);
     }
 
-    private static void populate(KubernetesClient admin, int n) throws Exception {
+    private static void populate(ApiServerProcess api, KubernetesClient admin, int n) throws Exception {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
         // A node address, as a kubelet reports it: without one kube-proxy waits for it before its first sync.
         admin.nodes().withName(NODE).editStatus(node -> new NodeBuilder(node).editOrNewStatus().addNewAddress().withType("InternalIP")
                 .withAddress("192.0.2.10").endAddress().endStatus().build());
-        long ms = ApiServices.create(admin, NS, n, k -> List.of(endpoint(k, 1), endpoint(k, 2)));
+        long ms = StoredServices.create(api, admin, NS, n, k -> List.of(endpoint(k, 1), endpoint(k, 2)));
         System.out.printf("populated %d services x 2 endpoints in %d s%n", n, ms / 1000);
     }
 
