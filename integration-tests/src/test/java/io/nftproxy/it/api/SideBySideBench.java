@@ -242,7 +242,7 @@ class SideBySideBench {
         long deadline = System.nanoTime() + Duration.ofMinutes(15).toNanos();
         while (System.nanoTime() < deadline && p.isAlive()) {
             if (name.equals("nftproxy")) {
-                if (Files.readString(log, StandardCharsets.UTF_8).contains("msg=first sync done ")) {
+                if (Files.readString(log, StandardCharsets.UTF_8).contains("first sync done services=")) {
                     long ms = (System.nanoTime() - t0) / 1_000_000;
                     int have = ServiceIpsMap.count(node);
                     if (have < expected) throw new AssertionError(name + " logged its first sync done with " + have + " of " + expected + " Services in service-ips");
@@ -257,7 +257,7 @@ class SideBySideBench {
         throw new AssertionError(name + " never completed the table; alive=" + p.isAlive());
     }
 
-    private static final Pattern LOG_TIME = Pattern.compile("^time=(\\S+) .*msg=(.*)$");
+    private static final Pattern LOG_TIME = Pattern.compile("^time=(\\S+) .*msg=\"?(.*?)\"?$");
 
     /** The daemon's start-up as its log tells it, each line's offset from the process start: the breakdown's source. */
     private static void printTimeline(Path log, Instant started) throws IOException {
