@@ -131,6 +131,8 @@ class SideBySideBench {
                 long steady = rssMb(p.pid(), "VmRSS");
                 if ("start".equals(System.getProperty("bench.phases"))) {
                     long peakAtStart = rssMb(p.pid(), "VmHWM");
+                    // strace does not pass SIGTERM on: the daemon under it is stopped itself.
+                    p.descendants().forEach(ProcessHandle::destroy);
                     p.destroy();
                     p.waitFor();
                     Files.deleteIfExists(kubeconfig);
