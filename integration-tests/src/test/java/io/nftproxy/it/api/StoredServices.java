@@ -45,7 +45,7 @@ final class StoredServices {
     /** etcd refuses a transaction of more than 128 operations unless started with a larger --max-txn-ops. */
     private static final int SERVICES_PER_TXN = 42;
     private static final int PARALLEL_TXNS = 4;
-    /** Far from the 10.96.0.0/12 allocator's random picks landing on one of ours matters only for s0 (explicit). */
+    /** Dynamic allocations cannot land on these: every stored Service has its IPAddress, which the allocator checks. */
     private static final long FIRST_IP = ipv4("10.100.0.1");
 
     private StoredServices() {}
