@@ -137,7 +137,7 @@ public final class KernelTable {
             staleDeleted = deleteStaleChains(now);
         } catch (NftException e) {
             failedStaleDeletes++;
-            return failed(SyncResult.Kind.PARTIAL, 0, new Applied(0, 0, null), 0, false, start, e, "deleting stale chains");
+            return failed(SyncResult.Kind.PARTIAL, 0, new Applied(0, 0, Duration.ZERO, null), 0, false, start, e, "deleting stale chains");
         }
         Transaction tx = diff.transaction();
         Applied a = apply(tx);
@@ -145,7 +145,7 @@ public final class KernelTable {
         // A chain the transaction brings back is no longer stale.
         for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
         for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
-        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), a.committed(), staleDeleted, false, elapsed(start), null, null);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), a.committed(), staleDeleted, false, elapsed(start), a.longest(), null, null);
         if (LOG.isDebugEnabled()) LOG.debug("{}", r);
         return r;
     }
@@ -159,7 +159,7 @@ public final class KernelTable {
         long start = System.nanoTime();
         ReadBack rb = takeEarlyReadBack();
         if (rb == null) rb = read();
-        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, new Applied(0, 0, null), 0, false, start, rb.failure(), "reading the table back");
+        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, new Applied(0, 0, Duration.ZERO, null), 0, false, start, rb.failure(), "reading the table back");
         TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
         if (replaced) LOG.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
@@ -171,26 +171,32 @@ public final class KernelTable {
         Map<String, Instant> known = new LinkedHashMap<>(staleChains);
         staleChains.clear();
         for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
-        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), a.committed(), 0, replaced, elapsed(start), null, null);
+        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), a.committed(), 0, replaced, elapsed(start), a.longest(), null, null);
         LOG.info("{}", r);
         return r;
     }
 
-    /** How a change went to the kernel: parts committed out of how many, and the refusal of the next, or null. */
-    private record Applied(int committed, int parts, NftException refused) {}
+    /**
+     * How a change went to the kernel: parts committed out of how many, the longest call among those sent, and the
+     * refusal of the next, or null.
+     */
+    private record Applied(int committed, int parts, Duration longest, NftException refused) {}
 
     /** Sends {@code tx} unless it is empty, cut to the budget; stops at the first part the kernel refuses. */
     private Applied apply(Transaction tx) {
-        if (tx.isEmpty()) return new Applied(0, 0, null);
+        if (tx.isEmpty()) return new Applied(0, 0, Duration.ZERO, null);
         List<Transaction> parts = TransactionSplitter.split(tx, commandBudget);
+        long longest = 0;
         for (int k = 0; k < parts.size(); k++) {
+            long t = System.nanoTime();
             try {
                 client.apply(parts.get(k));
             } catch (NftException e) {
-                return new Applied(k, parts.size(), e);
+                return new Applied(k, parts.size(), Duration.ofNanos(Math.max(longest, System.nanoTime() - t)), e);
             }
+            longest = Math.max(longest, System.nanoTime() - t);
         }
-        return new Applied(parts.size(), parts.size(), null);
+        return new Applied(parts.size(), parts.size(), Duration.ofNanos(longest), null);
     }
 
     /** The early read-back if one was made and succeeded; a failed one is not trusted, the kernel may say yes now. */
@@ -241,7 +247,7 @@ public final class KernelTable {
         LOG.warn("{} sync of {} kube-proxy failed {} ({} commands); {}: {}",
                 kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what + (a.parts() > 1 ? " (part " + (a.committed() + 1) + " of " + a.parts() + ")" : ""),
                 commands, kept, error);
-        return new SyncResult(family, kind, commands, a.committed(), staleDeleted, replaced, elapsed(start), e.kind(), error);
+        return new SyncResult(family, kind, commands, a.committed(), staleDeleted, replaced, elapsed(start), a.longest(), e.kind(), error);
     }
 
     private static Duration elapsed(long startNanos) { return Duration.ofNanos(System.nanoTime() - startNanos); }

@@ -16,11 +16,14 @@ import java.time.Duration;
  *                           nothing was sent or the first part failed
  * @param staleChainsDeleted chains deleted by the separate stale-chain transaction before the main one
  * @param replaced           a full sync found content nftproxy does not write and replaced the table wholesale
+ * @param longestPart        the longest single transaction sent (one libnftables call, which includes its cache
+ *                           listing before the batch): what other nftables users on the node may have waited for
+ *                           the commit lock at most; zero when nothing was sent
  * @param errorKind          the failure's kind, null on success
  * @param error              the failure in one line (kind, nft's message, the failing command), null on success
  */
 public record SyncResult(IpFamily family, Kind kind, int commands, int parts, int staleChainsDeleted, boolean replaced,
-                         Duration duration, NftException.Kind errorKind, String error) {
+                         Duration duration, Duration longestPart, NftException.Kind errorKind, String error) {
     public enum Kind { FULL, PARTIAL }
 
     public boolean success() { return error == null; }
@@ -29,7 +32,7 @@ public record SyncResult(IpFamily family, Kind kind, int commands, int parts, in
 
     @Override public String toString() {
         String what = family.nftFamily() + " kube-proxy: " + kind.name().toLowerCase(java.util.Locale.ROOT) + " sync, "
-                + commands + " commands" + (parts > 1 ? " in " + parts + " transactions" : "") + (staleChainsDeleted > 0 ? ", " + staleChainsDeleted + " stale chains deleted" : "")
+                + commands + " commands" + (parts > 1 ? " in " + parts + " transactions (longest " + longestPart.toMillis() + " ms)" : "") + (staleChainsDeleted > 0 ? ", " + staleChainsDeleted + " stale chains deleted" : "")
                 + (replaced ? ", foreign content replaced" : "") + ", " + duration.toMillis() + " ms";
         return success() ? what : what + ", FAILED: " + error;
     }

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.api.FakeApiServer;
+import io.nftproxy.source.api.ListWatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -80,7 +81,8 @@ class KubernetesSourceTest {
 
     @Test
     void theStoreIsReadyOnlyWithEveryPageOfEveryListAndTheNode() throws IOException {
-        FakeApiServer api = filled(fake(0, SERVICES, SLICES, NODES, CIDRS), 1_200);
+        int objects = 2 * ListWatch.PAGE + 200;
+        FakeApiServer api = filled(fake(0, SERVICES, SLICES, NODES, CIDRS), objects);
         ClusterStore store = new ClusterStore();
         // What the store holds the first time it says it is ready: a sync at that moment sees exactly this.
         AtomicReference<int[]> atReady = new AtomicReference<>();
@@ -90,11 +92,11 @@ class KubernetesSourceTest {
         });
         source(api.url(), store, Duration.ofSeconds(30)).start("node-a");
         await().atMost(Duration.ofSeconds(30)).until(store::ready);
-        assertEquals(List.of(1_200, 1_200, 1), List.of(atReady.get()[0], atReady.get()[1], atReady.get()[2]),
+        assertEquals(List.of(objects, objects, 1), List.of(atReady.get()[0], atReady.get()[1], atReady.get()[2]),
                 "services, slices and the node when the store first became ready");
         assertEquals("z1", store.node("node-a").zone());
         assertEquals(null, store.node("node-b"), "only this node's object is watched");
-        // 1,200 objects in pages of 500: three list requests per kind for Services and slices.
+        // Two pages and a bit: three list requests per kind for Services and slices.
         assertTrue(api.listRequests.get() >= 8, "paged lists: " + api.listRequests.get());
     }
 

@@ -5,22 +5,27 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.nft.FakeNftClient;
+import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftException;
+import io.nftproxy.nft.Capabilities;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.Command;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.TableSpec;
+import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verb;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.nftproxy.TestClusters.NODE;
 import static io.nftproxy.TestClusters.cluster;
@@ -365,6 +370,37 @@ class KernelTableTest {
         assertEquals(r.parts(), fake.applyCalls(), "one kernel transaction per part");
         assertEquals(Differ.diff(null, want).transaction().size(), fake.commandsApplied(), "every command once");
         assertEquals(want, fake.dump(V4));
+    }
+
+    @Test
+    void theLongestPartOfACutChangeIsReportedAndLogged() {
+        AtomicInteger calls = new AtomicInteger();
+        NftClient slowSecondPart = new NftClient() {
+            @Override public void apply(Transaction tx) {
+                if (calls.incrementAndGet() == 2) sleep(60);
+                fake.apply(tx);
+            }
+            @Override public String listTableJson(IpFamily f) { return fake.listTableJson(f); }
+            @Override public Capabilities capabilities() { return fake.capabilities(); }
+            @Override public String describe() { return "fake, slow on the second call"; }
+        };
+        SyncResult r = new KernelTable(V4, slowSecondPart, 20).converge(renderFast(many(30).snapshot()), T0);
+        assertTrue(r.success(), r::toString);
+        assertTrue(r.parts() > 2, r::toString);
+        assertTrue(r.longestPart().toMillis() >= 60, r::toString);
+        assertTrue(r.longestPart().compareTo(r.duration()) <= 0, r::toString);
+        assertTrue(r.toString().contains(" transactions (longest " + r.longestPart().toMillis() + " ms)"), r::toString);
+        assertEquals(Duration.ZERO, new KernelTable(V4, fake, 20).commit(Differ.diff(fake.dump(V4), fake.dump(V4)), T0).longestPart(),
+                "nothing sent, nothing waited for");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     @Test

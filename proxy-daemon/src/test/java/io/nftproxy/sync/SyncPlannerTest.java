@@ -42,7 +42,7 @@ class SyncPlannerTest {
     }
 
     private static SyncResult result(IpFamily f, boolean ok) {
-        return new SyncResult(f, SyncResult.Kind.PARTIAL, 1, 1, 0, false, Duration.ZERO,
+        return new SyncResult(f, SyncResult.Kind.PARTIAL, 1, 1, 0, false, Duration.ZERO, Duration.ZERO,
                 ok ? null : io.nftproxy.netlink.nft.NftException.Kind.FAILED, ok ? null : "no");
     }
 

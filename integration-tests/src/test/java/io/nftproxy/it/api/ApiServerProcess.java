@@ -313,7 +313,8 @@ public final class ApiServerProcess implements AutoCloseable {
         }
     }
 
-    private String etcdPost(String path, String json) throws IOException {
+    /** POSTs {@code json} to etcd's v3 JSON gateway at {@code path}; an answer other than 200 is an IOException. */
+    String etcdPost(String path, String json) throws IOException {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(etcdUrl().resolve(path))
                     .timeout(Duration.ofSeconds(30))

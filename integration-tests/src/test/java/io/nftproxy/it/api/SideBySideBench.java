@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -27,6 +28,9 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * nftproxy and upstream kube-proxy (nftables mode), side by side against one real kube-apiserver, measured from
@@ -60,7 +64,7 @@ class SideBySideBench {
             int n = Integer.parseInt(size.strip());
             try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
                  KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig())) {
-                populate(admin, n);
+                populate(api, admin, n);
                 for (String p : proxies) {
                     List<String> cmd = p.equals("kube-proxy") ? kubeProxyCommand(kubeProxy) : nftproxyCommand(jar);
                     Result r = measure(api, admin, p, cmd, n);
@@ -111,21 +115,30 @@ class SideBySideBench {
                 List<String> cmd = template.stream().map(a -> a.replace("KUBECONFIG", kubeconfig.toString())).toList();
                 int expected = n;
 
+                boolean strace = Boolean.getBoolean("bench.strace") && name.equals("nftproxy");
+                Path straceOut = logFile(name + ".strace");
+                Files.deleteIfExists(straceOut);
+                List<String> firstCmd = !strace ? cmd : Stream.concat(Stream.of("strace", "-f", "--seccomp-bpf", "-T", "-e", "trace=sendmsg",
+                        "-o", straceOut.toString()), cmd.stream()).toList();
+                Instant started = Instant.now();
                 long t0 = System.nanoTime();
-                Process p = start(node, cmd, name);
-                long completeMs = -1;
-                long deadline = System.nanoTime() + Duration.ofMinutes(15).toNanos();
-                while (System.nanoTime() < deadline && p.isAlive()) {
-                    if (ServiceIpsMap.count(node) >= expected) {
-                        completeMs = (System.nanoTime() - t0) / 1_000_000;
-                        break;
-                    }
-                    Thread.sleep(100);
-                }
-                if (completeMs < 0) throw new AssertionError(name + " never completed the table; alive=" + p.isAlive());
+                Process p = start(node, firstCmd, name);
+                long completeMs = awaitComplete(node, p, name, expected, t0);
                 double[] cpu = cpuSeconds(p.pid());
+                if (name.equals("nftproxy")) printTimeline(logFile(name), started);
+                if (strace) printLongestBatches(straceOut);
                 Thread.sleep(10_000);
                 long steady = rssMb(p.pid(), "VmRSS");
+                if ("start".equals(System.getProperty("bench.phases"))) {
+                    long peakAtStart = rssMb(p.pid(), "VmHWM");
+                    // strace does not pass SIGTERM on: the daemon under it is stopped itself.
+                    p.descendants().forEach(ProcessHandle::destroy);
+                    p.destroy();
+                    p.waitFor();
+                    Files.deleteIfExists(kubeconfig);
+                    node.exec(Duration.ofSeconds(60), null, "nft", "flush", "ruleset");
+                    return new Result(name, n, completeMs, cpu[0], cpu[1], peakAtStart, steady, -1, -1, -1, -1, -1, -1, -1, expected);
+                }
 
                 // Endpoint changes: the second endpoint of service sK moves to a new address.
                 List<Long> lat = new ArrayList<>();
@@ -215,8 +228,78 @@ class SideBySideBench {
     private static Process start(KernelNamespace node, List<String> cmd, String log) throws IOException {
         List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", node.name()));
         full.addAll(cmd);
-        Path out = Path.of(System.getProperty("java.io.tmpdir"), "nftp-bench-" + log + ".log");
-        return new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        return new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(logFile(log).toFile()).start();
+    }
+
+    private static Path logFile(String name) { return Path.of(System.getProperty("java.io.tmpdir"), "nftp-bench-" + name + ".log"); }
+
+    /**
+     * Milliseconds from {@code t0} until every Service is in {@code service-ips}. For nftproxy that is the moment
+     * its log says "first sync done" (logged once every part is committed), checked by one count of the map: polling
+     * the map itself means an {@code nft} process that lists it whole every 100 ms, which at 45k takes a large part
+     * of the 2 cores the daemon is starting on. kube-proxy logs no such line; its map is polled.
+     */
+    private static long awaitComplete(KernelNamespace node, Process p, String name, int expected, long t0) throws Exception {
+        Path log = logFile(name);
+        long deadline = System.nanoTime() + Duration.ofMinutes(15).toNanos();
+        while (System.nanoTime() < deadline && p.isAlive()) {
+            if (name.equals("nftproxy")) {
+                if (Files.readString(log, StandardCharsets.UTF_8).contains("first sync done services=")) {
+                    long ms = (System.nanoTime() - t0) / 1_000_000;
+                    int have = ServiceIpsMap.count(node);
+                    if (have < expected) throw new AssertionError(name + " logged its first sync done with " + have + " of " + expected + " Services in service-ips");
+                    return ms;
+                }
+                Thread.sleep(20);
+            } else {
+                if (ServiceIpsMap.count(node) >= expected) return (System.nanoTime() - t0) / 1_000_000;
+                Thread.sleep(100);
+            }
+        }
+        throw new AssertionError(name + " never completed the table; alive=" + p.isAlive());
+    }
+
+    private static final Pattern LOG_TIME = Pattern.compile("^time=(\\S+) .*msg=\"?(.*?)\"?$");
+
+    /** The daemon's start-up as its log tells it, each line's offset from the process start: the breakdown's source. */
+    private static void printTimeline(Path log, Instant started) throws IOException {
+        for (String l : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+            Matcher m = LOG_TIME.matcher(l);
+            if (!m.matches() || !m.group(2).matches("(listed kind|sync of everything|first sync done|watching the API|.*full sync).*")) continue;
+            long at = Duration.between(started, Instant.parse(m.group(1))).toMillis();
+            System.out.printf(Locale.ROOT, "timeline %6d ms  %s%n", at, m.group(2));
+        }
+    }
+
+    private static final Pattern SENDMSG = Pattern.compile("sendmsg\\(.* = (\\d+) <(\\d+\\.\\d+)>$");
+
+    /**
+     * The nfnetlink batches of the cold start, from {@code strace -T}: each batch is processed and committed inside
+     * one {@code sendmsg}, under the namespace's nftables commit lock, so its duration is how long the daemon held
+     * the lock. Calls of under 4 kB (queries, the capability probe) are counted in the maximum but not listed.
+     */
+    private static void printLongestBatches(Path straceOut) throws IOException {
+        List<Double> ms = new ArrayList<>();
+        double longestOfAll = 0;
+        int calls = 0;
+        for (String l : Files.readAllLines(straceOut, StandardCharsets.UTF_8)) {
+            Matcher m = SENDMSG.matcher(l);
+            if (!m.find()) continue;
+            double t = Double.parseDouble(m.group(2)) * 1000;
+            calls++;
+            longestOfAll = Math.max(longestOfAll, t);
+            if (Long.parseLong(m.group(1)) >= 4096) ms.add(t);
+        }
+        System.out.printf(Locale.ROOT, "sendmsg: %d calls, longest %.0f ms%n", calls, longestOfAll);
+        List<Double> sorted = ms.stream().sorted().toList();
+        if (sorted.isEmpty()) {
+            System.out.println("batches: none seen in " + straceOut);
+            return;
+        }
+        System.out.printf(Locale.ROOT, "batches (sendmsg >= 4 kB, in order, ms): %s%n",
+                ms.stream().map(v -> String.format(Locale.ROOT, "%.0f", v)).toList());
+        System.out.printf(Locale.ROOT, "batches: %d, sum %.0f ms, p50 %.0f / max %.0f ms%n", sorted.size(),
+                sorted.stream().mapToDouble(Double::doubleValue).sum(), sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1));
     }
 
     /** utime+stime and cutime+cstime of a process, in seconds (USER_HZ 100). */
@@ -281,13 +364,13 @@ class SideBySideBench {
         return "10." + (200 + j / 62_500) + "." + (j / 250 % 250 + 1) + "." + (j % 250 + 1);
     }
 
-    private static void populate(KubernetesClient admin, int n) throws Exception {
+    private static void populate(ApiServerProcess api, KubernetesClient admin, int n) throws Exception {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
         admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
         // A node address, as a kubelet reports it: without one kube-proxy waits for it before its first sync.
         admin.nodes().withName(NODE).editStatus(node -> new NodeBuilder(node).editOrNewStatus().addNewAddress().withType("InternalIP")
                 .withAddress("192.0.2.10").endAddress().endStatus().build());
-        long ms = ApiServices.create(admin, NS, n, k -> List.of(endpoint(k, 1), endpoint(k, 2)));
+        long ms = StoredServices.create(api, admin, NS, n, k -> List.of(endpoint(k, 1), endpoint(k, 2)));
         System.out.printf("populated %d services x 2 endpoints in %d s%n", n, ms / 1000);
     }
 
