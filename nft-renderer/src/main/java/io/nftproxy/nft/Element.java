@@ -4,10 +4,12 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * An element of a set or map. Identity (for diffing) is the set and key; value and comment are payload, so a
- * changed value is a delete-and-add of the same key.
+ * An element of a set or map. Identity (for diffing) is the set and key; value, data and comment are payload, so a
+ * changed value is a delete-and-add of the same key. {@code value} is a verdict-map element's verdict;
+ * {@code data} a data-map element's address and port (the {@code flat} layout's endpoint maps). At most one is set.
  */
-public record Element(String set, List<Value> key, Verdict value, String comment) implements NftObject {
+public record Element(String set, List<Value> key, Verdict value, String comment, Statement.Target data)
+        implements NftObject {
     public static final Comparator<Element> ORDER = (a, b) -> {
         int c = a.set.compareTo(b.set);
         if (c != 0) return c;
@@ -20,6 +22,16 @@ public record Element(String set, List<Value> key, Verdict value, String comment
 
     public Element {
         key = List.copyOf(key);
+        if (value != null && data != null) throw new IllegalArgumentException("an element has a verdict or data, not both");
+    }
+
+    public Element(String set, List<Value> key, Verdict value, String comment) {
+        this(set, key, value, comment, null);
+    }
+
+    /** An element of a data map: {@code key : ip . port}. */
+    public static Element data(String set, List<Value> key, Statement.Target data) {
+        return new Element(set, key, null, null, data);
     }
 
     public ElementKey id() { return new ElementKey(set, key); }

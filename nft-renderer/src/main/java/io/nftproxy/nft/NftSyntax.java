@@ -101,8 +101,15 @@ public final class NftSyntax {
     }
 
     private void setBody(StringBuilder sb, NftSet s) {
-        sb.append(" { type ").append(String.join(" . ", s.keyType()));
-        if (s.isMap()) sb.append(" : ").append(s.valueType());
+        if (s.typeof() != null) {
+            sb.append(" { typeof ");
+            fields(sb, s.typeof().key());
+            sb.append(" . numgen random mod ").append(s.typeof().numgenModulus()).append(" : ");
+            fields(sb, s.typeof().data());
+        } else {
+            sb.append(" { type ").append(String.join(" . ", s.keyType()));
+            if (s.isMap()) sb.append(" : ").append(s.valueType());
+        }
         sb.append(" ;");
         if (!s.flags().isEmpty()) sb.append(" flags ").append(String.join(",", s.flags())).append(" ;");
         if (s.timeoutSeconds() > 0) sb.append(" timeout ").append(s.timeoutSeconds()).append("s ;");
@@ -121,12 +128,14 @@ public final class NftSyntax {
             sb.append(" : ");
             verdict(sb, e.value());
         }
+        if (e.data() != null) sb.append(" : ").append(e.data().ip()).append(" . ").append(e.data().port());
     }
 
     public static void value(StringBuilder sb, Value v) {
         if (v instanceof Value.Addr a) sb.append(a.ip());
         else if (v instanceof Value.Proto p) sb.append(p.protocol().nftName());
         else if (v instanceof Value.Port p) sb.append(p.port());
+        else if (v instanceof Value.Index i) sb.append(i.index());
     }
 
     /** The rule body as written after {@code add rule <family> <table> <chain>}. */
@@ -209,6 +218,11 @@ public final class NftSyntax {
             sb.append("masquerade fully-random");
         } else if (s instanceof Statement.Dnat d) {
             dnat(sb, d);
+        } else if (s instanceof Statement.DnatMap d) {
+            sb.append("dnat ").append(family.nftFamily()).append(" addr . port to ");
+            fields(sb, d.key());
+            sb.append(d.key().isEmpty() ? "" : " . ").append("numgen random mod ").append(d.numgenModulus())
+                    .append(" map @").append(name(d.map()));
         } else if (s instanceof Statement.UpdateSet u) {
                 sb.append("update @").append(name(u.set())).append(" { ");
                 field(sb, u.field());
@@ -240,6 +254,7 @@ public final class NftSyntax {
         else if (v instanceof Verdict.Drop) sb.append("drop");
         else if (v instanceof Verdict.Accept) sb.append("accept");
         else if (v instanceof Verdict.Return) sb.append("return");
+        else if (v instanceof Verdict.Continue) sb.append("continue");
     }
 
     private void fields(StringBuilder sb, List<Field> fs) {
@@ -255,6 +270,9 @@ public final class NftSyntax {
             case DADDR -> sb.append(family.nftFamily()).append(" daddr");
             case L4PROTO -> sb.append("meta l4proto");
             case DPORT -> sb.append("th dport");
+            case TCP_DPORT -> sb.append("tcp dport");
+            case UDP_DPORT -> sb.append("udp dport");
+            case SCTP_DPORT -> sb.append("sctp dport");
         }
     }
 

@@ -27,6 +27,7 @@ public record Rule(String chain, List<Match> matches, List<Statement> statements
         for (Statement s : statements) {
             if (s instanceof Statement.VmapLookup v) out.add(v.map());
             if (s instanceof Statement.UpdateSet u) out.add(u.set());
+            if (s instanceof Statement.DnatMap d) out.add(d.map());
         }
         return out;
     }

@@ -43,6 +43,19 @@ public sealed interface Statement {
         }
     }
 
+    /**
+     * {@code dnat ip addr . port to KEY . numgen random mod N map @map}: DNAT to the address and port a named data
+     * map holds for the packet's key and a fresh random slot 0 … N-1 (the {@code flat} layout's endpoint pick). When
+     * the map has no element for the key and slot the statement does nothing and the packet goes on with the next
+     * rule, as the kernel's lookup breaks the rule.
+     */
+    record DnatMap(List<Field> key, int numgenModulus, String map) implements Statement {
+        public DnatMap {
+            key = List.copyOf(key);
+            if (numgenModulus < 1) throw new IllegalArgumentException("numgen random mod " + numgenModulus);
+        }
+    }
+
     /** {@code update @set { ip saddr }}: refresh a ClientIP affinity entry. */
     record UpdateSet(String set, Field field) implements Statement {}
 

@@ -13,10 +13,18 @@ public sealed interface Value extends Comparable<Value> {
         }
     }
 
+    /** A slot of a {@code numgen random mod N} draw, 0 … N-1: the last part of a {@code flat} endpoint map's key. */
+    record Index(int index) implements Value {
+        public Index {
+            if (index < 0) throw new IllegalArgumentException("numgen slot " + index);
+        }
+    }
+
     @Override default int compareTo(Value o) {
         if (this instanceof Addr a && o instanceof Addr b) return a.ip().compareTo(b.ip());
         if (this instanceof Proto a && o instanceof Proto b) return a.protocol().compareTo(b.protocol());
         if (this instanceof Port a && o instanceof Port b) return Integer.compare(a.port(), b.port());
+        if (this instanceof Index a && o instanceof Index b) return Integer.compare(a.index(), b.index());
         return getClass().getSimpleName().compareTo(o.getClass().getSimpleName());
     }
 }

@@ -7,10 +7,17 @@ public sealed interface Verdict {
     record Drop() implements Verdict {}
     record Accept() implements Verdict {}
     record Return() implements Verdict {}
+    /**
+     * {@code continue}: the element matched but decides nothing, the packet goes on with the next rule. The
+     * {@code flat} layout's dispatch and no-endpoint elements use it because it is the one verdict an element can
+     * carry that neither ends the chain nor makes the kernel revalidate the table on commit.
+     */
+    record Continue() implements Verdict {}
 
     static Verdict gotoChain(String chain) { return new Goto(chain); }
     static Verdict jump(String chain) { return new Jump(chain); }
     static Verdict drop() { return new Drop(); }
+    static Verdict continueWithNextRule() { return new Continue(); }
 
     /**
      * How nft spells the verdict, for explanations and diffs. Not for scripts: {@link NftSyntax} writes those and
@@ -21,6 +28,7 @@ public sealed interface Verdict {
         if (this instanceof Goto g) return "goto " + g.chain();
         if (this instanceof Drop) return "drop";
         if (this instanceof Accept) return "accept";
+        if (this instanceof Continue) return "continue";
         return "return";
     }
 
