@@ -63,6 +63,9 @@ public final class Renderer {
     /** kube-proxy's objects and names, endpoint picks written as a cascade of rules (see {@link TableLayout#FAST}). */
     public static Renderer fast() { return new Renderer(TableLayout.FAST); }
 
+    /** Simple service ports dispatched through shared sets and maps (see {@link TableLayout#FLAT}). */
+    public static Renderer flat() { return new Renderer(TableLayout.FLAT); }
+
     public TableLayout layout() { return layout; }
 
     /** The result for both families. */
@@ -113,7 +116,7 @@ public final class Renderer {
     /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */
     public TableContent.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
         TableContent.Builder t = TableContent.builder(family);
-        TableSkeleton.write(t, family, node, serviceCidrs);
+        TableSkeleton.write(t, family, node, serviceCidrs, layout);
         return t;
     }
 

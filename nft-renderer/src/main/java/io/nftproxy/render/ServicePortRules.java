@@ -54,6 +54,12 @@ final class ServicePortRules {
         boolean hasInternal = hasEndpoints && !(svc.internalLocal() && sel.local().isEmpty());
         boolean hasExternal = hasEndpoints && !(svc.externalLocal() && sel.local().isEmpty());
 
+        if (layout.flat() && FlatDispatch.simple(svc, sel.cluster())) {
+            t.element(element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
+            FlatDispatch.elements(t, svc, sel.cluster());
+            hairpin(svc, sel.allReachable());
+            return out.build(false, false);
+        }
         String clusterChain = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? ChainNames.service(n) : null;
         String localChain = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? ChainNames.local(n) : null;
         String internalChain = svc.internalLocal() ? localChain : clusterChain;
@@ -61,8 +67,10 @@ final class ServicePortRules {
         String firewallChain = svc.usesFirewall() ? ChainNames.firewall(n) : null;
 
         // Without endpoints anywhere, connections are refused; with endpoints only elsewhere, a Local policy drops.
-        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : Verdict.drop()) : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
-        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : Verdict.drop()) : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
+        // FLAT rejects through a fixed rule after the lookup, so that losing the last endpoint adds no goto element.
+        Verdict reject = layout.flat() ? Verdict.continueWithNextRule() : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
+        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : Verdict.drop()) : reject;
+        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : Verdict.drop()) : reject;
 
         // Chains first, so the elements below always point at something that exists.
         if (svc.hasAffinity()) endpointChains(svc, sel.allReachable());
@@ -98,12 +106,18 @@ final class ServicePortRules {
             if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), Verdict.gotoChain(externalChain), null));
             if (!hasExternal) t.element(element(TableSkeleton.NO_ENDPOINT_NODEPORTS, List.of(proto, np), externalFilter, comment));
         }
-        for (Endpoint e : sel.allReachable()) {
+        hairpin(svc, sel.allReachable());
+        return out.build(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
+    }
+
+    /** Local endpoints that connect to their own service come back masqueraded (their own address, upstream). */
+    private void hairpin(ServicePort svc, List<Endpoint> reachable) {
+        Value proto = new Value.Proto(svc.protocol());
+        for (Endpoint e : reachable) {
             if (e.local()) {
                 t.element(element(TableSkeleton.HAIRPIN, List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port())), null, null));
             }
         }
-        return out.build(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
     }
 
     /** One chain and one timeout set per reachable endpoint: the ClientIP affinity machinery. */
@@ -131,7 +145,7 @@ final class ServicePortRules {
                         List.of(decide(Verdict.gotoChain(epChain))), null));
                 targets.add(Verdict.gotoChain(epChain));
             }
-            if (layout == TableLayout.FAST) {
+            if (layout.cascades()) {
                 for (int i = 0; i < targets.size(); i++) {
                     t.rule(rule(chain, cascadeStep(List.of(), i, targets.size()), List.of(decide(targets.get(i))), null));
                 }
@@ -143,7 +157,7 @@ final class ServicePortRules {
         List<Statement.Target> targets = new ArrayList<>(endpoints.size());
         for (Endpoint e : endpoints) targets.add(new Statement.Target(e.ip(), e.port()));
         Match proto = new Match.ProtoIs(svc.protocol());
-        if (layout == TableLayout.FAST) {
+        if (layout.cascades()) {
             for (int i = 0; i < targets.size(); i++) {
                 t.rule(rule(chain, cascadeStep(List.of(proto), i, targets.size()),
                         List.of(new Statement.Dnat(List.of(targets.get(i)), true)), null));

@@ -3,9 +3,10 @@ package io.nftproxy.render;
 import java.util.Locale;
 
 /**
- * How a service's random endpoint pick is written. Every object name (chains, sets, maps, comments) and every
- * other rule is the same in both layouts; only the rules inside the {@code service-…} and {@code local-…} chains
- * differ. docs/table-layout.md has the measurements behind the choice.
+ * How a service's random endpoint pick is written. In {@link #UPSTREAM} and {@link #FAST} every object name
+ * (chains, sets, maps, comments) and every other rule is the same; only the rules inside the {@code service-…} and
+ * {@code local-…} chains differ. {@link #FLAT} also dispatches simple service ports through shared sets and maps
+ * instead of per-service chains. docs/table-layout.md has the measurements behind each.
  */
 public enum TableLayout {
     /**
@@ -19,7 +20,23 @@ public enum TableLayout {
      * rule, each DNATing (or, with affinity, going to an endpoint chain) directly. Each endpoint is still picked
      * with probability 1/N; the table holds no per-service set or map, so loading it costs linear kernel time.
      */
-    FAST;
+    FAST,
+    /**
+     * {@link #FAST} for every port that needs chains, and for <em>simple</em> ports (Cluster traffic policies, no
+     * affinity, no source ranges, TCP or UDP, 1…{@value FlatDispatch#MAX_ENDPOINTS} endpoints) no chain at all:
+     * their addresses and endpoints are elements of fixed per-protocol, per-endpoint-count sets and maps that a few
+     * rules created with the table DNAT through. Adding or removing such a service or endpoint is then an element
+     * update that never makes the kernel revalidate the table, so one change commits in about a millisecond at any
+     * table size. kube-proxy's dispatch maps keep every port (simple ones with verdict {@code continue}), and a port
+     * without endpoints is a {@code continue} element of {@code no-endpoint-services} rejected by a fixed rule.
+     */
+    FLAT;
+
+    /** Whether service chains pick their endpoint through a cascade of {@code numgen random mod K 0} rules. */
+    public boolean cascades() { return this != UPSTREAM; }
+
+    /** Whether simple service ports are dispatched through the shared {@code flat-…} sets and maps. */
+    public boolean flat() { return this == FLAT; }
 
     /**
      * The layout a proxy uses unless told otherwise: {@link #FAST}, because upstream's anonymous maps make the
@@ -29,12 +46,12 @@ public enum TableLayout {
      */
     public static final TableLayout DEFAULT = FAST;
 
-    /** The command-line spelling: {@code upstream} or {@code fast}. */
+    /** The command-line spelling: {@code upstream}, {@code fast} or {@code flat}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT); }
 
     /** Parses the command-line spelling, case-insensitively. */
     public static TableLayout parse(String s) {
         for (TableLayout l : values()) if (l.cliName().equalsIgnoreCase(s.strip())) return l;
-        throw new IllegalArgumentException("table layout '" + s + "' is neither 'upstream' nor 'fast'");
+        throw new IllegalArgumentException("table layout '" + s + "' is not one of 'upstream', 'fast', 'flat'");
     }
 }

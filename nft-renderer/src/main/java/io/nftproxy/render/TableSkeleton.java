@@ -56,9 +56,11 @@ final class TableSkeleton {
 
     private TableSkeleton() {}
 
-    static void write(TableContent.Builder t, IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
+    static void write(TableContent.Builder t, IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs,
+                      TableLayout layout) {
         boolean matchAll = node.nodePortMatchAll(family);
         sets(t, family, matchAll);
+        if (layout.flat()) FlatDispatch.sets(t, family);
         for (BaseChain b : BASE_CHAINS) t.chain(new Chain(b.name, new Chain.Hook(b.type, b.hook, b.priority), null));
         for (String c : List.of(SERVICES, MASQUERADING, CLUSTER_IPS_CHECK, FIREWALL_CHECK)) t.chain(Chain.regular(c));
         t.chain(new Chain(REJECT_CHAIN, null, "helper for @no-endpoint-services / @no-endpoint-nodeports"));
@@ -67,7 +69,7 @@ final class TableSkeleton {
 
         jumps(t);
         int mark = node.masqueradeMark();
-        servicesChain(t, family, node, matchAll, mark);
+        servicesChain(t, family, node, matchAll, mark, layout);
         t.rule(rule(MASQUERADING, List.of(new Match.MarkBits(mark)),
                 List.of(new Statement.MarkXor(mark), new Statement.Masquerade()), null));
         t.rule(rule(MASQUERADING, List.of(new Match.CtStatusDnat(),
@@ -82,10 +84,12 @@ final class TableSkeleton {
         t.rule(rule(FIREWALL_CHECK, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, FIREWALL_IPS)), null));
         t.rule(rule(REJECT_CHAIN, List.of(), List.of(new Statement.Reject()), null));
         t.rule(rule(SERVICE_ENDPOINTS_CHECK, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, NO_ENDPOINT_SERVICES)), null));
+        if (layout.flat()) FlatDispatch.rejectRule(t, SERVICE_ENDPOINTS_CHECK, List.of(), DST_TUPLE, NO_ENDPOINT_SERVICES);
         List<Match> npMatch = matchAll
                 ? List.of(new Match.AddrIn(Field.DADDR, true, List.of(family.loopback())))
                 : List.of(new Match.SetLookup(List.of(Field.DADDR), NODEPORT_IPS, false));
         t.rule(rule(NODEPORT_ENDPOINTS_CHECK, npMatch, List.of(new Statement.VmapLookup(PROTO_PORT, NO_ENDPOINT_NODEPORTS)), null));
+        if (layout.flat()) FlatDispatch.rejectRule(t, NODEPORT_ENDPOINTS_CHECK, npMatch, PROTO_PORT, NO_ENDPOINT_NODEPORTS);
     }
 
     private static void sets(TableContent.Builder t, IpFamily family, boolean matchAll) {
@@ -121,7 +125,8 @@ final class TableSkeleton {
         t.rule(rule("nat-postrouting", List.of(), List.of(decide(Verdict.jump(MASQUERADING))), null));
     }
 
-    private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark) {
+    private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark,
+                                      TableLayout layout) {
         Match toClusterIP = new Match.SetLookup(List.of(Field.DADDR), CLUSTER_IPS, false);
         java.util.Optional<Match> notPod = node.podTraffic(family, true);
         if (node.masqueradeAll()) {
@@ -131,6 +136,7 @@ final class TableSkeleton {
                     List.of(new Statement.MarkOr(mark)), "masquerade clusterIP traffic from outside cluster"));
         }
         t.rule(rule(SERVICES, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, SERVICE_IPS)), null));
+        if (layout.flat()) FlatDispatch.serviceIpRules(t, mark);
         List<Match> np = new ArrayList<>();
         if (matchAll) {
             np.add(new Match.FibLocal(Field.DADDR));
@@ -139,6 +145,7 @@ final class TableSkeleton {
             np.add(new Match.SetLookup(List.of(Field.DADDR), NODEPORT_IPS, false));
         }
         t.rule(rule(SERVICES, np, List.of(new Statement.VmapLookup(PROTO_PORT, SERVICE_NODEPORTS)), null));
+        if (layout.flat()) FlatDispatch.nodePortRules(t, np, mark);
     }
 
     static Rule rule(String chain, List<Match> matches, List<Statement> statements, String comment) {

@@ -19,13 +19,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Compares the rendered script of every golden scenario with {@code src/test/resources/golden/NAME.nft} (kube-proxy
- * 1.36's layout) and {@code src/test/resources/golden-fast/NAME.nft} ({@link TableLayout#FAST}), whitespace-
+ * 1.36's layout), {@code src/test/resources/golden-fast/NAME.nft} ({@link TableLayout#FAST}) and
+ * {@code src/test/resources/golden-flat/NAME.nft} ({@link TableLayout#FLAT}), whitespace-
  * normalised, {@code #} lines ignored except the diagnostics ({@code # diagnostic: ...}). Run with {@code -Dgolden.update=true} to rewrite the files, then review the
  * diff like any code change.
  */
 class GoldenTest {
     static final Path DIR = Path.of("src/test/resources/golden");
     static final Path FAST_DIR = Path.of("src/test/resources/golden-fast");
+    static final Path FLAT_DIR = Path.of("src/test/resources/golden-flat");
 
     static List<GoldenScenarios.Scenario> scenarios() { return GoldenScenarios.all(); }
 
@@ -55,6 +57,30 @@ class GoldenTest {
     @MethodSource("scenarios")
     void matchesFastGolden(GoldenScenarios.Scenario s) throws IOException {
         compare(FAST_DIR.resolve(s.name() + ".nft"), script(s, TableLayout.FAST));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void matchesFlatGolden(GoldenScenarios.Scenario s) throws IOException {
+        compare(FLAT_DIR.resolve(s.name() + ".nft"), script(s, TableLayout.FLAT));
+    }
+
+    /**
+     * The flat layout adds its own objects and rules and otherwise keeps the fast layout's: every line of the fast
+     * script that belongs to a port the flat layout does not dispatch itself, and every skeleton line, is there.
+     * What it drops are the chains of simple ports and their goto elements; what it rewrites are those elements'
+     * verdicts and the no-endpoint rejects ({@code continue}).
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("scenarios")
+    void flatLayoutKeepsEveryObjectOperatorsLookFor(GoldenScenarios.Scenario s) {
+        List<String> fast = normalise(script(s, TableLayout.FAST)).lines().toList();
+        java.util.Set<String> flat = java.util.Set.copyOf(normalise(script(s, TableLayout.FLAT)).lines().toList());
+        for (String line : fast) {
+            if (line.matches("add element ip6? kube-proxy (service-ips|service-nodeports|no-endpoint-services|no-endpoint-nodeports) .*")
+                    || line.matches("add (rule|chain) ip6? kube-proxy [a-z]+-[A-Z0-9]{8}-.*")) continue;
+            assertTrue(flat.contains(line), "flat layout lost: " + line);
+        }
     }
 
     /**
