@@ -27,7 +27,8 @@ import java.util.Set;
  * <p>The commands are regrouped into units that are never cut, and the units are sent in this order:
  * <ol>
  *   <li>the table's own commands, together;</li>
- *   <li>elements that go away, each alone: references are removed before what they point at;</li>
+ *   <li>elements that go away, grouped as the new ones below: references are removed before what they point
+ *       at, and a Service's dispatch elements leave together;</li>
  *   <li>flushes of chains that go away, and rewrites of existing chains whose new rules use nothing this
  *       transaction creates (the flush and all new rules of the chain together, so the chain is never seen half
  *       rewritten);</li>
@@ -38,8 +39,10 @@ import java.util.Set;
  *       jumps never leads into a chain that is still empty;</li>
  *   <li>new elements (with the delete of the same key's old value), those whose key starts with the same address
  *       together, whatever their set: a Service's {@code cluster-ips}, {@code service-ips},
- *       {@code no-endpoint-services} and {@code firewall-ips} elements arrive in one transaction, so that no
- *       packet sees its ClusterIP known (and rejected on unknown ports) before it is dispatched;</li>
+ *       {@code no-endpoint-services} and {@code firewall-ips} elements (and in the flat layout its
+ *       {@code flat-ips-…} and {@code flat-endpoints-…} ones) arrive in one transaction, so that no packet sees
+ *       its ClusterIP known (and rejected on unknown ports) before it is dispatched; NodePort elements likewise
+ *       by port;</li>
  *   <li>deletes of sets and chains that go away, once no rule uses them any more.</li>
  * </ol>
  * Elements come last, so a verdict-map element is sent only after its chain exists with all its rules: during a
@@ -96,7 +99,7 @@ public final class TransactionSplitter {
         boolean recreates = deletedSets.stream().anyMatch(createdSets::contains) || deletedChains.stream().anyMatch(createdChains::contains);
 
         List<Command> table = new ArrayList<>();
-        List<List<Command>> unlink = new ArrayList<>();
+        Map<Object, List<Command>> unlink = new LinkedHashMap<>();
         List<List<Command>> early = new ArrayList<>();
         List<List<Command>> recreated = new ArrayList<>();
         List<List<Command>> removal = new ArrayList<>();
@@ -111,10 +114,10 @@ public final class TransactionSplitter {
                 table.add(c);
             } else if (o instanceof Element e && c.verb() == Verb.DELETE) {
                 if (addedElements.contains(e.id())) replacedValues.put(e.id(), c);
-                else unlink.add(List.of(c));
+                else unlink.computeIfAbsent(unitOf(e), k -> new ArrayList<>()).add(c);
             } else if (o instanceof Element e) {
                 Command old = replacedValues.remove(e.id());
-                List<Command> unit = elements.computeIfAbsent(e.key().get(0) instanceof Value.Addr a ? a : e.id(), k -> new ArrayList<>());
+                List<Command> unit = elements.computeIfAbsent(unitOf(e), k -> new ArrayList<>());
                 if (old != null) unit.add(old);
                 unit.add(c);
             } else if (o instanceof Chain ch && c.verb() == Verb.FLUSH) {
@@ -147,7 +150,7 @@ public final class TransactionSplitter {
 
         List<List<Command>> out = new ArrayList<>();
         if (!table.isEmpty()) out.add(table);
-        out.addAll(unlink);
+        out.addAll(unlink.values());
         out.addAll(early);
         out.addAll(recreated);
         out.addAll(create);
@@ -155,6 +158,17 @@ public final class TransactionSplitter {
         out.addAll(elements.values());
         out.addAll(removal);
         return out;
+    }
+
+    /**
+     * The unit an added element travels in: its key's leading address, or for the NodePort maps and sets (keyed
+     * {@code proto . port}, or in the flat layout {@code port} and {@code port . slot}) its port, so that a flat
+     * NodePort is never in its set before its endpoints are in their map; any other element alone.
+     */
+    private static Object unitOf(Element e) {
+        if (e.key().get(0) instanceof Value.Addr a) return a;
+        for (Value v : e.key()) if (v instanceof Value.Port p) return p;
+        return e.id();
     }
 
     private static boolean usesCreated(List<Command> ruleCommands, Set<String> chains, Set<String> sets) {

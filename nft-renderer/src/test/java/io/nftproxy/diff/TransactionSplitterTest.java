@@ -38,6 +38,8 @@ class TransactionSplitterTest {
 
     private static TableContent upstream(ClusterSnapshot s) { return Renderer.upstream().render(s, TestClusters.node()).table(V4); }
 
+    private static TableContent flat(ClusterSnapshot s) { return Renderer.flat().render(s, TestClusters.node()).table(V4); }
+
     private static TestClusters services(int n, int endpoints) {
         TestClusters c = cluster();
         for (int i = 0; i < n; i++) {
@@ -82,7 +84,8 @@ class TransactionSplitterTest {
 
     @Test
     void everyPartOfAColdStartIsAcceptedAndLeavesOnlyCompleteServicesReachable() {
-        for (TableContent want : List.of(fast(services(60, 3).snapshot()), upstream(services(60, 3).snapshot()))) {
+        for (TableContent want : List.of(fast(services(60, 3).snapshot()), upstream(services(60, 3).snapshot()),
+                flat(services(60, 3).snapshot()))) {
             Transaction tx = Differ.diff(null, want).transaction();
             for (int budget : new int[] {1, 7, 50, 333}) {
                 List<Transaction> parts = TransactionSplitter.split(tx, budget);
@@ -93,6 +96,7 @@ class TransactionSplitterTest {
                     kernel.apply(parts.get(k)); // refuses a dangling reference, as the kernel does
                     assertConsistent(null, want, kernel.dump(V4), "budget " + budget + " after part " + (k + 1));
                     assertClusterIpsComeWithTheirDispatch(kernel.dump(V4), "budget " + budget + " after part " + (k + 1));
+                    assertFlatKeysComeWithEverySlot(kernel.dump(V4), "budget " + budget + " after part " + (k + 1));
                 }
                 assertEquals(want, kernel.dump(V4), "budget " + budget);
             }
@@ -131,6 +135,7 @@ class TransactionSplitterTest {
                 for (int k = 0; k < parts.size(); k++) {
                     kernel.apply(parts.get(k));
                     assertConsistent(before, want, kernel.dump(V4), "round " + round + " part " + (k + 1));
+                    assertFlatKeysComeWithEverySlot(kernel.dump(V4), "round " + round);
                 }
                 // Stale chains are deleted before the next round, as the daemon does after their grace.
                 if (!d.staleChains().isEmpty()) kernel.apply(Differ.deletingChains(V4, d.staleChains()));
@@ -142,7 +147,35 @@ class TransactionSplitterTest {
         }
     }
 
-    private static TableContent upstreamOrFast(int round, ClusterSnapshot s) { return round % 2 == 0 ? fast(s) : upstream(s); }
+    private static TableContent upstreamOrFast(int round, ClusterSnapshot s) {
+        return switch (round % 3) {
+            case 0 -> fast(s);
+            case 1 -> upstream(s);
+            default -> flat(s);
+        };
+    }
+
+    /**
+     * In the flat layout a key in {@code flat-ips-P-N} or {@code flat-nodeports-P-N} comes with all N of its slots in
+     * the matching endpoint map: a packet that matches the set is always DNATed.
+     */
+    private static void assertFlatKeysComeWithEverySlot(TableContent now, String where) {
+        if (now == null) return;
+        for (String set : now.sets().keySet()) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("flat-(ips|nodeports)-([a-z]+)-(\\d+)").matcher(set);
+            if (!m.matches()) continue;
+            String map = (m.group(1).equals("ips") ? "flat-endpoints-" : "flat-nodeport-endpoints-") + m.group(2) + "-" + m.group(3);
+            int n = Integer.parseInt(m.group(3));
+            for (Element e : now.elements(set).values()) {
+                for (int i = 0; i < n; i++) {
+                    List<io.nftproxy.nft.Value> key = new java.util.ArrayList<>(e.key());
+                    key.add(new io.nftproxy.nft.Value.Index(i));
+                    assertTrue(now.elements(map).containsKey(new Element.ElementKey(map, key)),
+                            () -> where + ": " + e + " is dispatched, but " + map + " has no slot for it");
+                }
+            }
+        }
+    }
 
     /**
      * What a packet may see between parts: every chain holds either its rules from before or all its new rules
