@@ -31,9 +31,16 @@ import java.util.stream.Collectors;
  *
  * <p>Model: {@code ct state new} holds; {@code ct status dnat} holds once a DNAT happened on this path; dynamic
  * (affinity) sets are empty, as they are for a client's first connection. A NAT statement ends its base chain
- * (nft's nat expressions are terminal and accept). Every random pick (a numgen DNAT map, a numgen verdict map, or a
- * {@code numgen random mod K V} match, which holds with probability 1/K) forks the trace; each branch is evaluated
- * to its end, because masquerade can differ per endpoint (hairpin), and carries the exact probability of its picks.
+ * (nft's nat expressions are terminal and accept). Every random pick (a numgen DNAT map, a numgen verdict map, a
+ * {@code numgen random mod K V} match, which holds with probability 1/K, or the slot of a DNAT through a named
+ * data map) forks the trace; each branch is evaluated to its end, because masquerade can differ per endpoint
+ * (hairpin), and carries the exact probability of its picks.
+ *
+ * <p>The {@code flat} layout's forms, as the kernel runs them: a DNAT through
+ * {@code KEY . numgen random mod N map @m} looks up {@code KEY . slot} and, without an element there, breaks its
+ * rule (earlier statements, a mark, have run) so the packet goes on with the next rule; a {@code continue} verdict goes on with the next rule of the same
+ * chain; a lookup of a verdict map as a set is membership only; {@code tcp dport} and the other protocol-bound
+ * ports carry nft's implicit {@code meta l4proto} match, so a rule using one never holds for another protocol.
  *
  * <p>Paths: POD and EXTERNAL enter at prerouting; routing then sends a (possibly DNATed) destination that is a local
  * address to input (where the trace ends, at the socket) and anything else to forward and postrouting. HOST enters
@@ -222,80 +229,154 @@ public final class PacketTracer {
                 String[] detail = new String[1];
                 boolean ok = match(m, detail);
                 if (!ok) {
-                    step(chain, depth, text, "no match: " + detail[0]);
+                    step(chain, depth, text, Step.NO_MATCH + detail[0]);
                     return Flow.NEXT;
                 }
                 why.add(detail[0]);
                 if (m instanceof Match.SetLookup l && l.set().equals(HAIRPIN_SET)) hairpinKey = keyText(l.fields()) + " in @" + l.set();
             }
             for (Statement s : r.statements()) {
-                if (s instanceof Statement.MarkOr m) {
-                    mark |= m.mark();
-                    markSetBy = chain + ": " + (r.comment() != null ? r.comment() : text);
-                    why.add("mark set to " + hex(mark));
-                } else if (s instanceof Statement.MarkXor m) {
-                    mark ^= m.mark();
-                    why.add("mark set to " + hex(mark));
-                } else if (s instanceof Statement.UpdateSet u) {
-                    affinitySet = u.set();
-                    why.add("client " + fieldValue(u.field()) + " recorded in @" + u.set());
-                } else if (s instanceof Statement.Masquerade) {
-                    String reason;
-                    if (hairpinKey != null) reason = "hairpin: " + hairpinKey;
-                    else if (r.matches().stream().anyMatch(x -> x instanceof Match.MarkBits) && markSetBy != null) {
-                        reason = "mark " + hex(markBit(r)) + " set in " + markSetBy;
-                    } else reason = why.isEmpty() ? "unconditional masquerade in " + chain : String.join("; ", why);
-                    masquerade = new Outcome.Masquerade(true, reason);
-                    why.add("MASQUERADE: source NATed to the outgoing interface address");
-                    step(chain, depth, text, String.join("; ", why));
-                    return Flow.ACCEPT;
-                } else if (s instanceof Statement.Dnat d) {
-                    int i = d.targets().size() > 1 ? choose(d.targets().size(), d.targets()) : 0;
-                    Statement.Target t = d.targets().get(i);
-                    if (t.ip().family() != table.family()) throw new TraceException("dnat target " + t.ip() + " of the wrong family in " + chain);
-                    dnat = t;
-                    dst = t.ip();
-                    dport = t.port();
-                    String pick = d.targets().size() > 1
-                            ? " (numgen random mod " + d.targets().size() + " picked " + i + "; every pick is traced)" : "";
-                    why.add("DNAT to " + t.ip().withPort(t.port()) + pick);
-                    step(chain, depth, text, String.join("; ", why));
-                    return Flow.ACCEPT;
-                } else if (s instanceof Statement.Reject) {
-                    why.add("REJECT (ICMP port unreachable)");
-                    step(chain, depth, text, String.join("; ", why));
-                    end = new Outcome.Reject(chain, text);
-                    return Flow.DROP;
-                } else if (s instanceof Statement.Decide d) {
-                    why.add(d.verdict().text());
-                    step(chain, depth, text, String.join("; ", why));
-                    return verdict(d.verdict(), chain, text, depth);
-                } else if (s instanceof Statement.VmapLookup v) {
-                    String key = keyText(v.fields());
-                    Element e = table.element(v.map(), key(v.fields()));
-                    if (e == null || e.value() == null) {
-                        why.add(fieldsText(v.fields()) + " " + key + " not in @" + v.map() + ": no verdict, continue");
-                        step(chain, depth, text, String.join("; ", why));
-                        return Flow.NEXT;
-                    }
-                    why.add(fieldsText(v.fields()) + " " + key + " found in @" + v.map()
-                            + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + e.value().text());
-                    step(chain, depth, text, String.join("; ", why));
-                    return verdict(e.value(), chain, v.map() + " element " + key + " : " + e.value().text(), depth);
-                } else if (s instanceof Statement.NumgenVmap n) {
-                    int i = choose(n.targets().size(), n.targets());
-                    Verdict v = n.targets().get(i);
-                    why.add("numgen random mod " + n.targets().size() + " picked " + i + " -> " + v.text()
-                            + (n.targets().size() > 1 ? " (every pick is traced)" : ""));
-                    step(chain, depth, text, String.join("; ", why));
-                    return verdict(v, chain, text, depth);
-                } else {
-                    throw new TraceException("statement the tracer does not model: " + s);
-                }
+                Flow f = statement(s, r, text, chain, depth, why, hairpinKey);
+                if (f != null) return f;
             }
             step(chain, depth, text, String.join("; ", why));
             return Flow.NEXT;
         }
+
+        /**
+         * Runs one statement of a rule whose matches held; null to go on with the rule's next statement, else how
+         * the rule ended (its step is then written). {@code why} collects the rule's explanation so far.
+         */
+        private Flow statement(Statement s, Rule r, String text, String chain, int depth, List<String> why, String hairpinKey) {
+            if (s instanceof Statement.MarkOr m) {
+                mark |= m.mark();
+                // Without a comment, the rule up to its mark says why (a flat NodePort rule goes on to its dnat).
+                markSetBy = chain + ": " + (r.comment() != null ? r.comment()
+                        : syntax.ruleText(new Rule(chain, r.matches(), List.of(m), null)));
+                why.add("mark set to " + hex(mark));
+                return null;
+            } else if (s instanceof Statement.MarkXor m) {
+                mark ^= m.mark();
+                why.add("mark set to " + hex(mark));
+                return null;
+            } else if (s instanceof Statement.UpdateSet u) {
+                affinitySet = u.set();
+                why.add("client " + fieldValue(u.field()) + " recorded in @" + u.set());
+                return null;
+            } else if (s instanceof Statement.Masquerade) {
+                String reason;
+                if (hairpinKey != null) reason = "hairpin: " + hairpinKey;
+                else if (r.matches().stream().anyMatch(m -> m instanceof Match.MarkBits) && markSetBy != null) {
+                    reason = "mark " + hex(markBit(r)) + " set in " + markSetBy;
+                } else reason = why.isEmpty() ? "unconditional masquerade in " + chain : String.join("; ", why);
+                masquerade = new Outcome.Masquerade(true, reason);
+                why.add("MASQUERADE: source NATed to the outgoing interface address");
+                step(chain, depth, text, String.join("; ", why));
+                return Flow.ACCEPT;
+            } else if (s instanceof Statement.Dnat d) {
+                int n = d.targets().size();
+                int i = n > 1 ? choose(n, d.targets().stream().map(t -> t.ip().withPort(t.port())).toList()) : 0;
+                Statement.Target t = d.targets().get(i);
+                dnatTo(t, chain);
+                String pick = n > 1 ? " (numgen random mod " + n + " picked " + i + "; every pick is traced)" : "";
+                why.add("DNAT to " + t.ip().withPort(t.port()) + pick);
+                step(chain, depth, text, String.join("; ", why));
+                return Flow.ACCEPT;
+            } else if (s instanceof Statement.DnatMap d) {
+                return dnatMap(d, text, chain, depth, why);
+            } else if (s instanceof Statement.Reject) {
+                why.add("REJECT (ICMP port unreachable)");
+                step(chain, depth, text, String.join("; ", why));
+                end = new Outcome.Reject(chain, text);
+                return Flow.DROP;
+            } else if (s instanceof Statement.Decide d) {
+                why.add(d.verdict().text() + (d.verdict() instanceof Verdict.Continue ? nextRule(chain) : ""));
+                step(chain, depth, text, String.join("; ", why));
+                return verdict(d.verdict(), chain, text, depth);
+            } else if (s instanceof Statement.VmapLookup v) {
+                Field foreign = foreignPort(v.fields());
+                if (foreign != null) {
+                    why.add(foreignPortText(foreign) + ": the rule stops at its vmap");
+                    step(chain, depth, text, String.join("; ", why));
+                    return Flow.NEXT;
+                }
+                String key = keyText(v.fields());
+                Element e = table.element(v.map(), key(v.fields()));
+                if (e == null || e.value() == null) {
+                    why.add(fieldsText(v.fields()) + " " + key + " not in @" + v.map() + ": no element, on with the next rule");
+                    step(chain, depth, text, String.join("; ", why));
+                    return Flow.NEXT;
+                }
+                why.add(fieldsText(v.fields()) + " " + key + " found in @" + v.map()
+                        + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + e.value().text()
+                        + (e.value() instanceof Verdict.Continue ? nextRule(chain) : ""));
+                step(chain, depth, text, String.join("; ", why));
+                return verdict(e.value(), chain, v.map() + " element " + key + " : " + e.value().text(), depth);
+            } else if (s instanceof Statement.NumgenVmap n) {
+                int i = choose(n.targets().size(), n.targets().stream().map(Verdict::text).toList());
+                Verdict v = n.targets().get(i);
+                why.add("numgen random mod " + n.targets().size() + " picked " + i + " -> " + v.text()
+                        + (n.targets().size() > 1 ? " (every pick is traced)" : ""));
+                step(chain, depth, text, String.join("; ", why));
+                return verdict(v, chain, text, depth);
+            }
+            throw new TraceException("statement the tracer does not model: " + s);
+        }
+
+        /**
+         * {@code dnat ... to KEY . numgen random mod N map @m}: every slot 0 … N-1 is its own branch with odds 1/N
+         * (none for N = 1); a slot with an element DNATs to its data and ends the base chain, a slot without one
+         * makes the kernel's lookup break the rule: what ran before it in the rule (a mark) stays, the packet goes
+         * on with the next rule.
+         */
+        private Flow dnatMap(Statement.DnatMap d, String text, String chain, int depth, List<String> why) {
+            Field foreign = foreignPort(d.key());
+            if (foreign != null) {
+                why.add(foreignPortText(foreign) + ": the rule stops before its dnat");
+                step(chain, depth, text, String.join("; ", why));
+                return Flow.NEXT;
+            }
+            int n = d.numgenModulus();
+            List<Value> prefix = key(d.key());
+            List<Element> slots = new ArrayList<>(n);
+            List<String> labels = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                List<Value> k = new ArrayList<>(prefix);
+                k.add(new Value.Index(i));
+                Element e = table.element(d.map(), k);
+                slots.add(e);
+                labels.add(e == null ? "no element in @" + d.map()
+                        : e.data() == null ? "element without data in @" + d.map() : e.data().ip().withPort(e.data().port()));
+            }
+            int i = n > 1 ? choose(n, labels) : 0;
+            Element e = slots.get(i);
+            String via = "DNAT via @" + d.map() + " slot " + i + " of " + n;
+            String element = (prefix.isEmpty() ? "" : keyText(d.key()) + " . ") + i;
+            String traced = n > 1 ? "; every slot is traced" : "";
+            if (e == null) {
+                why.add(via + ": no element " + element + ", so the dnat does nothing and the rule stops"
+                        + nextRule(chain) + traced);
+                step(chain, depth, text, String.join("; ", why));
+                return Flow.NEXT;
+            }
+            if (e.data() == null) {
+                throw new TraceException("element " + element + " of @" + d.map() + " has no address . port to DNAT to");
+            }
+            Statement.Target t = e.data();
+            dnatTo(t, chain);
+            why.add(via + " -> " + t.ip().withPort(t.port()) + " (element " + element + traced + ")");
+            step(chain, depth, text, String.join("; ", why));
+            return Flow.ACCEPT;
+        }
+
+        private void dnatTo(Statement.Target t, String chain) {
+            if (t.ip().family() != table.family()) throw new TraceException("dnat target " + t.ip() + " of the wrong family in " + chain);
+            dnat = t;
+            dst = t.ip();
+            dport = t.port();
+        }
+
+        private static String nextRule(String chain) { return " (on with the next rule of " + chain + ")"; }
 
         private Flow verdict(Verdict v, String chain, String source, int depth) {
             if (v instanceof Verdict.Jump j) {
@@ -305,49 +386,60 @@ public final class PacketTracer {
                     return Flow.NEXT;
                 }
                 return f;
-            }
-            if (v instanceof Verdict.Goto g) {
+            } else if (v instanceof Verdict.Goto g) {
                 // goto does not return here: falling off the target returns to this chain's caller.
                 return chain(g.chain(), depth + 1);
-            }
-            if (v instanceof Verdict.Drop) {
+            } else if (v instanceof Verdict.Drop) {
                 end = new Outcome.Drop(chain, source);
                 return Flow.DROP;
+            } else if (v instanceof Verdict.Accept) {
+                return Flow.ACCEPT;
+            } else if (v instanceof Verdict.Return) {
+                return Flow.RETURN;
+            } else if (v instanceof Verdict.Continue) {
+                return Flow.NEXT;
             }
-            if (v instanceof Verdict.Accept) return Flow.ACCEPT;
-            return Flow.RETURN;
+            throw new TraceException("verdict the tracer does not model: " + v);
         }
 
         private boolean match(Match m, String[] detail) {
             if (m instanceof Match.CtStateNew) {
                 detail[0] = "ct state new (first packet of a new connection)";
                 return true;
-            }
-            if (m instanceof Match.CtStatusDnat) {
+            } else if (m instanceof Match.CtStatusDnat) {
                 detail[0] = dnat != null ? "ct status dnat (the connection was DNATed)" : "ct status dnat is false (no DNAT happened)";
                 return dnat != null;
-            }
-            if (m instanceof Match.SetLookup l) {
-                boolean in = table.element(l.set(), key(l.fields())) != null;
+            } else if (m instanceof Match.SetLookup l) {
+                // A protocol-bound port carries nft's implicit meta l4proto match: negated or not, the lookup
+                // does not hold for a packet of another protocol.
+                Field foreign = foreignPort(l.fields());
+                if (foreign != null) {
+                    detail[0] = foreignPortText(foreign);
+                    return false;
+                }
+                Element e = table.element(l.set(), key(l.fields()));
+                boolean in = e != null;
                 String what = fieldsText(l.fields()) + " " + keyText(l.fields());
                 NftSet set = table.set(l.set());
-                String note = !in && set != null && (set.flags().contains("dynamic") || l.set().startsWith("affinity-"))
-                        ? " (affinity sets are empty at trace time: this is the client's first connection)" : "";
+                String note = "";
+                if (!in && set != null && (set.flags().contains("dynamic") || l.set().startsWith("affinity-"))) {
+                    note = " (affinity sets are empty at trace time: this is the client's first connection)";
+                } else if (set != null && set.isMap()) {
+                    note = " (a map used as a set: membership only"
+                            + (in && e.value() != null ? ", its element's " + e.value().text() + " is not applied" : "") + ")";
+                }
                 detail[0] = what + (in ? " in @" : " not in @") + l.set() + note;
                 return in != l.negated();
-            }
-            if (m instanceof Match.AddrIn a) {
+            } else if (m instanceof Match.AddrIn a) {
                 IpAddress addr = a.field() == Field.SADDR ? packet.src() : dst;
                 boolean in = a.prefixes().stream().anyMatch(p -> p.contains(addr));
                 String set = a.prefixes().stream().map(IpPrefix::toString).collect(Collectors.joining(", ", "{ ", " }"));
                 detail[0] = fieldsText(List.of(a.field())) + " " + addr + (in ? " in " : " not in ") + set;
                 return in != a.negated();
-            }
-            if (m instanceof Match.ProtoIs p) {
+            } else if (m instanceof Match.ProtoIs p) {
                 detail[0] = "meta l4proto " + packet.proto().nftName() + (p.protocol() == packet.proto() ? "" : " is not " + p.protocol().nftName());
                 return p.protocol() == packet.proto();
-            }
-            if (m instanceof Match.IifName i) {
+            } else if (m instanceof Match.IifName i) {
                 // The tracer knows where a packet enters, not the interface's name: a pod's packet enters on the
                 // pods' interface the detector names, an off-node one on another, a local process's on none.
                 String text = "iifname " + (i.negated() ? "!= " : "") + "\"" + i.name() + "\"";
@@ -358,15 +450,13 @@ public final class PacketTracer {
                 boolean pods = packet.origin() == Origin.POD;
                 detail[0] = text + ": the packet enters on " + (pods ? "a pod's interface" : "an interface that is not a pod's");
                 return pods != i.negated();
-            }
-            if (m instanceof Match.FibLocal f) {
+            } else if (m instanceof Match.FibLocal f) {
                 IpAddress addr = f.field() == Field.SADDR ? packet.src() : dst;
                 boolean loc = isLocal(addr);
                 detail[0] = "fib " + (f.field() == Field.SADDR ? "saddr" : "daddr") + " type local: " + addr
                         + (loc ? " is" : " is not") + " a local address";
                 return loc;
-            }
-            if (m instanceof Match.NumgenIs n) {
+            } else if (m instanceof Match.NumgenIs n) {
                 String expr = "numgen random mod " + n.modulus();
                 if (n.modulus() == 1) {
                     detail[0] = expr + " is always 0";
@@ -377,8 +467,7 @@ public final class PacketTracer {
                         + " (p " + (hit ? Probability.of(1, n.modulus()) : Probability.of(n.modulus() - 1, n.modulus()))
                         + "; both outcomes are traced)";
                 return hit;
-            }
-            if (m instanceof Match.MarkBits b) {
+            } else if (m instanceof Match.MarkBits b) {
                 boolean set = (mark & b.mask()) != 0;
                 detail[0] = "mark " + hex(mark) + (set ? " has " + hex(b.mask()) + " set" : " and " + hex(b.mask()) + " == 0");
                 return set;
@@ -386,17 +475,32 @@ public final class PacketTracer {
             throw new TraceException("match the tracer does not model: " + m);
         }
 
-        private int choose(int n, List<?> alternatives) {
+        /** The first protocol-bound port ({@code tcp dport} …) among {@code fields} of another protocol than the packet's. */
+        private Field foreignPort(List<Field> fields) {
+            for (Field f : fields) {
+                if (f.impliedProtocol() != null && f.impliedProtocol() != packet.proto()) return f;
+            }
+            return null;
+        }
+
+        private String foreignPortText(Field f) {
+            String p = f.impliedProtocol().nftName();
+            return fieldText(f) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
+                    + packet.proto().nftName();
+        }
+
+        /**
+         * One random pick among {@code labels.size() == n} alternatives, each with probability 1/n: the forced choice
+         * for this position, or 0 for a first run; the search traces every other one as its own branch.
+         */
+        private int choose(int n, List<String> labels) {
             int k = taken.size();
             int i = k < forced.size() ? forced.get(k) : 0;
             if (i >= n) throw new TraceException("internal: pick " + i + " of " + n);
             taken.add(i);
             arity.add(n);
             odds = odds.times(Probability.of(1, n));
-            Object alt = alternatives.get(i);
-            String label = alt instanceof Statement.Target t ? t.ip().withPort(t.port())
-                    : alt instanceof Verdict v ? v.text() : String.valueOf(alt);
-            choiceLabels.add("numgen pick " + i + "/" + n + " -> " + label);
+            choiceLabels.add("numgen pick " + i + "/" + n + " -> " + labels.get(i));
             return i;
         }
 
@@ -420,13 +524,14 @@ public final class PacketTracer {
             return out;
         }
 
+        /** The packet's value of a field, as it stands now (after a DNAT: the new destination). */
         private Value value(Field f) {
-            switch (f) {
-                case SADDR: return new Value.Addr(packet.src());
-                case DADDR: return new Value.Addr(dst);
-                case L4PROTO: return new Value.Proto(packet.proto());
-                default: return new Value.Port(dport);
-            }
+            return switch (f) {
+                case SADDR -> new Value.Addr(packet.src());
+                case DADDR -> new Value.Addr(dst);
+                case L4PROTO -> new Value.Proto(packet.proto());
+                case DPORT, TCP_DPORT, UDP_DPORT, SCTP_DPORT -> new Value.Port(dport);
+            };
         }
 
         private String fieldValue(Field f) {
@@ -440,15 +545,20 @@ public final class PacketTracer {
         }
 
         private String fieldsText(List<Field> fields) {
+            return fields.stream().map(this::fieldText).collect(Collectors.joining(" . "));
+        }
+
+        private String fieldText(Field f) {
             String fam = table.family().nftFamily();
-            return fields.stream().map(f -> {
-                switch (f) {
-                    case SADDR: return fam + " saddr";
-                    case DADDR: return fam + " daddr";
-                    case L4PROTO: return "meta l4proto";
-                    default: return "th dport";
-                }
-            }).collect(Collectors.joining(" . "));
+            return switch (f) {
+                case SADDR -> fam + " saddr";
+                case DADDR -> fam + " daddr";
+                case L4PROTO -> "meta l4proto";
+                case DPORT -> "th dport";
+                case TCP_DPORT -> "tcp dport";
+                case UDP_DPORT -> "udp dport";
+                case SCTP_DPORT -> "sctp dport";
+            };
         }
 
         private void step(String chain, int depth, String ruleText, String detail) {

@@ -64,14 +64,14 @@ public final class Trace {
         sb.append("trace ").append(family.nftFamily()).append(' ').append(packet).append('\n');
         int common = commonPrefix();
         String[] hook = {null};
-        for (Step s : branches.get(0).steps().subList(0, common)) line(sb, s, hook, "");
+        lines(sb, branches.get(0).steps().subList(0, common), hook, "");
         if (branches.size() > 1) {
             for (int i = 0; i < branches.size(); i++) {
                 Branch b = branches.get(i);
                 sb.append("branch ").append(i + 1).append('/').append(branches.size()).append(" (p ")
                         .append(b.probability()).append("): ").append(String.join(", ", b.choices())).append('\n');
                 hook[0] = null;
-                for (Step s : b.steps().subList(common, b.steps().size())) line(sb, s, hook, "  | ");
+                lines(sb, b.steps().subList(common, b.steps().size()), hook, "  | ");
                 sb.append("  | => ").append(b.outcome().summary()).append('\n');
             }
         }
@@ -83,6 +83,91 @@ public final class Trace {
         }
         sb.append("verdict: ").append(outcome.summary()).append('\n');
         return sb.toString();
+    }
+
+    /**
+     * Prints the steps, a run of at least {@link #ALIKE_RUN} rules of one chain that do not match and differ only in
+     * the numbers in their set names and bare numbers (the {@code flat} layout's per-endpoint-count rules, 64 of
+     * them in the services chain) as one entry: {@code 16 rules: ip daddr . tcp dport @flat-ips-tcp-{1..16} ...}.
+     * The steps themselves stay one per rule.
+     */
+    private static void lines(StringBuilder sb, List<Step> steps, String[] hook, String prefix) {
+        int i = 0;
+        while (i < steps.size()) {
+            int j = i + 1;
+            while (j < steps.size() && alike(steps.get(i), steps.get(j))) j++;
+            if (j - i >= ALIKE_RUN) {
+                List<Step> run = steps.subList(i, j);
+                Step first = run.get(0);
+                line(sb, new Step(first.hook(), first.chain(), first.depth(),
+                        run.size() + " rules: " + merge(run.stream().map(Step::ruleText).toList()),
+                        merge(run.stream().map(Step::detail).toList())), hook, prefix);
+            } else {
+                for (Step s : steps.subList(i, j)) line(sb, s, hook, prefix);
+            }
+            i = j;
+        }
+    }
+
+    /** Runs of alike rules that do not match, at least this long, are printed as one entry. */
+    static final int ALIKE_RUN = 3;
+
+    private static boolean alike(Step a, Step b) {
+        return a.isRule() && b.isRule() && !a.matched() && !b.matched()
+                && java.util.Objects.equals(a.hook(), b.hook()) && java.util.Objects.equals(a.chain(), b.chain())
+                && a.depth() == b.depth() && sameButNumbers(a.ruleText(), b.ruleText()) && sameButNumbers(a.detail(), b.detail());
+    }
+
+    /** Equal word by word, but for numbers inside set references ({@code @flat-ips-tcp-2}) and bare numbers. */
+    private static boolean sameButNumbers(String a, String b) {
+        String[] x = a.split(" ", -1), y = b.split(" ", -1);
+        if (x.length != y.length) return false;
+        for (int k = 0; k < x.length; k++) {
+            if (x[k].equals(y[k])) continue;
+            boolean sets = x[k].startsWith("@") && y[k].startsWith("@")
+                    && x[k].replaceAll("[0-9]+", "0").equals(y[k].replaceAll("[0-9]+", "0"));
+            boolean numbers = x[k].matches("[0-9]+") && y[k].matches("[0-9]+");
+            if (!sets && !numbers) return false;
+        }
+        return true;
+    }
+
+    /** One text for texts alike but for numbers: each number that varies becomes {first..last} or {a,b,c}. */
+    private static String merge(List<String> texts) {
+        List<String[]> words = texts.stream().map(t -> t.split(" ", -1)).toList();
+        StringBuilder out = new StringBuilder();
+        for (int k = 0; k < words.get(0).length; k++) {
+            if (k > 0) out.append(' ');
+            int w = k;
+            List<String> column = words.stream().map(ws -> ws[w]).toList();
+            if (column.stream().distinct().count() == 1) {
+                out.append(column.get(0));
+                continue;
+            }
+            // Same shape: split each word at its digit runs and vary only the runs that differ.
+            List<List<String>> parts = column.stream().map(Trace::digitSplit).toList();
+            for (int p = 0; p < parts.get(0).size(); p++) {
+                int q = p;
+                List<String> values = parts.stream().map(l -> l.get(q)).distinct().toList();
+                out.append(values.size() == 1 ? values.get(0) : range(values));
+            }
+        }
+        return out.toString();
+    }
+
+    private static List<String> digitSplit(String word) {
+        List<String> out = new java.util.ArrayList<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("[0-9]+|[^0-9]+").matcher(word);
+        while (m.find()) out.add(m.group());
+        return out;
+    }
+
+    private static String range(List<String> values) {
+        boolean consecutive = values.stream().allMatch(v -> v.length() < 10);
+        for (int i = 1; consecutive && i < values.size(); i++) {
+            consecutive = Integer.parseInt(values.get(i)) == Integer.parseInt(values.get(i - 1)) + 1;
+        }
+        return consecutive ? "{" + values.get(0) + ".." + values.get(values.size() - 1) + "}" : "{" + String.join(",", values) + "}";
     }
 
     private static void line(StringBuilder sb, Step s, String[] hook, String prefix) {
