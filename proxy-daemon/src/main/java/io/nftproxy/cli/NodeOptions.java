@@ -88,12 +88,14 @@ public final class NodeOptions {
                     "Default: ${DEFAULT-VALUE} (mark 0x4000)."})
     int masqueradeBit;
 
-    @Option(names = "--table-layout", paramLabel = "upstream|fast", converter = LayoutConverter.class,
+    @Option(names = "--table-layout", paramLabel = "upstream|fast|flat", converter = LayoutConverter.class,
             defaultValue = DEFAULT_LAYOUT,
             description = {"How each service picks an endpoint: 'fast' (a cascade of 'numgen random mod K 0' rules, no "
-                    + "per-service map; linear kernel load time) or 'upstream' (kube-proxy 1.36's rule text, one "
-                    + "anonymous numgen map per service). Object names and behaviour are the same; see "
-                    + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
+                    + "per-service map; linear kernel load time), 'upstream' (kube-proxy 1.36's rule text, one "
+                    + "anonymous numgen map per service) or 'flat' (as 'fast', but services with Cluster traffic "
+                    + "policies, no affinity and at most 16 endpoints get no chains: they are elements of shared "
+                    + "flat-* sets and maps, so a change to them commits in about a millisecond at any size). "
+                    + "Packet behaviour is the same in all three; see docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
     TableLayout tableLayout;
 
     @Option(names = "--refuse-external-ip-overlaps",
@@ -213,14 +215,14 @@ public final class NodeOptions {
 
     public TableLayout tableLayout() { return tableLayout; }
 
-    /** {@code upstream} or {@code fast}, case-insensitively; the message names what is allowed. */
+    /** {@code upstream}, {@code fast} or {@code flat}, case-insensitively; the message names what is allowed. */
     static final class LayoutConverter implements ITypeConverter<TableLayout> {
         @Override public TableLayout convert(String value) {
             try {
                 return TableLayout.parse(value);
             } catch (IllegalArgumentException e) {
                 throw new TypeConversionException(InvalidInputException.printable(value)
-                        + " is not a table layout (allowed: upstream, fast)");
+                        + " is not a table layout (allowed: upstream, fast, flat)");
             }
         }
     }

@@ -200,7 +200,7 @@ class RenderCommandTest {
         assertFalse(fast.out().contains(" map {"), "no anonymous map in the fast layout");
         assertTrue(upstream.out().contains(" map {"));
         assertEquals(withoutPolicyRules(upstream), withoutPolicyRules(fast));
-        assertTrue(run("render", "--help").out().contains("--table-layout=upstream|fast"));
+        assertTrue(run("render", "--help").out().contains("--table-layout=upstream|fast|flat"));
     }
 
     private static List<String> withoutPolicyRules(Run r) {
@@ -222,7 +222,7 @@ class RenderCommandTest {
                 new Case("--masquerade-bit", "32", "Invalid value: nftables.masqueradeBit (--masquerade-bit): invalid value \"32\"; allowed: an integer 0..31"),
                 new Case("--masquerade-bit", "x", "Invalid value for option '--masquerade-bit'"),
                 new Case("--ip-family", "ipv5", "expected one of [ipv4, ipv6, both]"),
-                new Case("--table-layout", "quick", "Invalid value for option '--table-layout': \"quick\" is not a table layout (allowed: upstream, fast)"))) {
+                new Case("--table-layout", "quick", "Invalid value for option '--table-layout': \"quick\" is not a table layout (allowed: upstream, fast, flat)"))) {
             Run r = run("render", "--manifests", EXAMPLES.toString(), "--hostname-override", "k8s-node-1", c.flag(), c.value());
             assertEquals(ExitCodes.USAGE, r.exit(), c.toString());
             assertTrue(r.err().contains(c.expected()), c + " -> " + r.err());
