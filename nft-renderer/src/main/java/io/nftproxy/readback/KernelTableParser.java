@@ -60,6 +60,10 @@ public final class KernelTableParser {
     private IpFamily family;
     private TableContent.Builder builder;
     private final Map<String, NftSet> sets = new LinkedHashMap<>();
+    /** Data maps and their elements, added to the table once the rules say how each was declared. */
+    private final Map<String, List<Element>> dataMaps = new LinkedHashMap<>();
+    /** How each data map is used: the {@code dnat … map @m} statements read so far, by map. */
+    private final Map<String, Statement.DnatMap> dnatMaps = new LinkedHashMap<>();
 
     private KernelTableParser() {}
 
@@ -113,6 +117,7 @@ public final class KernelTableParser {
             }
         }
         if (builder == null) throw new IllegalArgumentException("no table in the listing");
+        addDataMaps();
         TableContent table;
         try {
             table = builder.build();
@@ -160,24 +165,37 @@ public final class KernelTableParser {
         String name = string(s.get("name"));
         List<String> keyType = strings(s.get("type"));
         String valueType = null;
+        boolean dataMap = false;
         if (kind.equals("map")) {
             valueType = string(s.get("map"));
-            if (!valueType.equals("verdict")) throw new NotOurs("map of " + valueType + " (only verdict maps are ours)");
+            dataMap = valueType.equals(family.addrType() + " . inet_service");
+            if (!valueType.equals("verdict") && !dataMap) {
+                throw new NotOurs("map of " + valueType + " (ours are verdict maps and address . port maps)");
+            }
         } else if (s.containsKey("map")) {
             throw new NotOurs("set with a map type");
         }
-        for (String t : keyType) {
-            if (!t.equals(family.addrType()) && !t.equals("inet_proto") && !t.equals("inet_service")) {
+        for (int i = 0; i < keyType.size(); i++) {
+            String t = keyType.get(i);
+            // A numgen slot has no named type: the kernel reports it as integer, the last part of a data map's key.
+            boolean slot = dataMap && i == keyType.size() - 1 && t.equals("integer");
+            if (!t.equals(family.addrType()) && !t.equals("inet_proto") && !t.equals("inet_service") && !slot) {
                 throw new NotOurs("key type " + t);
             }
         }
+        if (dataMap && !keyType.get(keyType.size() - 1).equals("integer")) throw new NotOurs("data map without a numgen slot");
         List<String> flags = new ArrayList<>(s.containsKey("flags") ? strings(s.get("flags")) : List.of());
         // nft 1.0.6 prints "flags dynamic,timeout" as ["timeout"] and never prints "dynamic" (see class comment).
         if (flags.contains("timeout") && !flags.contains("dynamic")) flags.add(flags.indexOf("timeout"), "dynamic");
         int timeout = s.containsKey("timeout") ? intIn(s.get("timeout"), 1, Integer.MAX_VALUE, "timeout") : 0;
         NftSet set = new NftSet(name, keyType, valueType, flags, timeout, optString(s.get("comment")));
-        builder.set(set);
         sets.put(name, set);
+        if (dataMap) {
+            if (!flags.isEmpty() || timeout != 0) throw new NotOurs("data map with flags or a timeout");
+            dataMaps.put(name, new ArrayList<>());
+        } else {
+            builder.set(set);
+        }
         if (s.containsKey("elem")) elements(kind, set, s.get("elem"));
         if (!extra.isEmpty()) throw new NotOurs("unknown properties " + extra);
     }
@@ -187,7 +205,9 @@ public final class KernelTableParser {
         for (Object e : list(elem, "elem")) {
             try {
                 Element el = element(set, e);
-                if (el != null) builder.element(el);
+                if (el == null) continue;
+                if (dataMaps.containsKey(name)) dataMaps.get(name).add(el);
+                else builder.element(el);
             } catch (NotOurs | InvalidInputException ex) {
                 unrecognised.add(new UnrecognisedRuleException.Item(kind + " " + name + " element", ex.getMessage(), Json.write(e)));
             }
@@ -198,11 +218,13 @@ public final class KernelTableParser {
     private Element element(NftSet set, Object e) {
         Object keyExpr = e;
         Verdict value = null;
+        Statement.Target data = null;
         if (set.isMap()) {
             List<Object> pair = list(e, "map element");
             if (pair.size() != 2) throw new NotOurs("map element is not [key, value]");
             keyExpr = pair.get(0);
-            value = verdict(pair.get(1));
+            if (set.valueType().equals("verdict")) value = verdict(pair.get(1));
+            else data = target(pair.get(1));
         }
         String comment = null;
         if (keyExpr instanceof Map<?, ?> m && m.containsKey("elem")) {
@@ -217,13 +239,36 @@ public final class KernelTableParser {
         if (parts.size() != set.keyType().size()) throw new NotOurs("key has " + parts.size() + " parts, type has " + set.keyType().size());
         List<Value> key = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) key.add(value(set.keyType().get(i), parts.get(i)));
-        return new Element(set.name(), key, value, comment);
+        return new Element(set.name(), key, value, comment, data);
+    }
+
+    /**
+     * The data maps, each declared as the {@code dnat} rule that reads it says: nft's listing loses the
+     * {@code typeof} (a {@code tcp dport} key comes back as {@code inet_service}, the numgen slot as
+     * {@code integer}), so the declaration is rebuilt from its one user. A map no rule reads keeps no declaration
+     * and so differs from the one we write, as its missing rule does.
+     */
+    private void addDataMaps() {
+        for (Map.Entry<String, List<Element>> m : dataMaps.entrySet()) {
+            NftSet read = sets.get(m.getKey());
+            Statement.DnatMap user = dnatMaps.get(m.getKey());
+            NftSet set = read;
+            if (user != null) {
+                Field port = user.key().get(user.key().size() - 1);
+                NftSet declared = NftSet.typeofMap(read.name(),
+                        new NftSet.Typeof(user.key(), user.numgenModulus(), List.of(Field.DADDR, port)), family.addrType(), read.comment());
+                if (declared.keyType().equals(read.keyType()) && declared.valueType().equals(read.valueType())) set = declared;
+            }
+            builder.set(set);
+            for (Element e : m.getValue()) builder.element(e);
+        }
     }
 
     private Value value(String type, Object v) {
         switch (type) {
             case "inet_proto": return new Value.Proto(protocol(v));
             case "inet_service": return new Value.Port(intIn(v, 1, 65535, "port"));
+            case "integer": return new Value.Index(intIn(v, 0, Integer.MAX_VALUE, "numgen slot"));
             default:
                 if (!(v instanceof String s)) throw new NotOurs("address element " + Json.write(v) + " (intervals are not ours)");
                 return new Value.Addr(IpAddress.parse(s, family));
@@ -451,15 +496,38 @@ public final class KernelTableParser {
         keys(d, Set.of("family", "addr"));
         Map<String, Object> m = map(map(addr, "dnat addr").get("map"), "dnat map");
         keys(m, Set.of("key", "data"));
+        if (m.get("data") instanceof String named) return dnatThroughMap(m.get("key"), named);
         int mod = numgenMod(m.get("key"));
         List<Object> data = list(map(m.get("data"), "dnat data").get("set"), "dnat set");
         List<Statement.Target> targets = new ArrayList<>();
-        for (Object t : indexed(data, mod)) {
-            List<Object> c = list(map(t, "dnat target").get("concat"), "dnat target");
-            if (c.size() != 2) throw new NotOurs("dnat target is not addr . port");
-            targets.add(new Statement.Target(IpAddress.parse(string(c.get(0)), family), intIn(c.get(1), 1, 65535, "dnat port")));
-        }
+        for (Object t : indexed(data, mod)) targets.add(target(t));
         return new Statement.Dnat(targets, false);
+    }
+
+    /** {@code addr . port}, a DNAT target or a data map's value. */
+    private Statement.Target target(Object t) {
+        List<Object> c = list(map(t, "address . port").get("concat"), "address . port");
+        if (c.size() != 2) throw new NotOurs("not address . port");
+        return new Statement.Target(IpAddress.parse(string(c.get(0)), family), intIn(c.get(1), 1, 65535, "port"));
+    }
+
+    /**
+     * {@code dnat to KEY . numgen random mod N map @m} (nft prints no {@code addr . port}: the map's data type says
+     * it). The key must be what the flat layout writes: fields ending in a protocol-bound port.
+     */
+    private Statement dnatThroughMap(Object key, String named) {
+        if (!named.startsWith("@")) throw new NotOurs("dnat map " + named);
+        List<Object> parts = list(map(key, "dnat map key").get("concat"), "dnat map key");
+        if (parts.size() < 2) throw new NotOurs("dnat map key without a numgen slot");
+        List<Field> fields = new ArrayList<>();
+        for (Object p : parts.subList(0, parts.size() - 1)) fields.add(field(p));
+        if (fields.get(fields.size() - 1).impliedProtocol() == null) throw new NotOurs("dnat map key not ending in a protocol's port");
+        Statement.DnatMap d = new Statement.DnatMap(fields, numgenMod(parts.get(parts.size() - 1)), named.substring(1));
+        NftSet m = sets.get(d.map());
+        if (m == null || !dataMaps.containsKey(d.map())) throw new NotOurs("dnat through " + d.map() + ", not one of our data maps");
+        Statement.DnatMap other = dnatMaps.putIfAbsent(d.map(), d);
+        if (other != null && !other.equals(d)) throw new NotOurs("data map " + d.map() + " read with two keys");
+        return d;
     }
 
     /** {@code numgen random mod N} (offset 0), returning N. */
@@ -491,9 +559,14 @@ public final class KernelTableParser {
         if (m.size() != 1) throw new NotOurs("verdict form");
         String k = m.keySet().iterator().next();
         switch (k) {
-            case "drop": case "accept": case "return":
+            case "drop": case "accept": case "return": case "continue":
                 if (m.get(k) != null) throw new NotOurs("verdict with an argument");
-                return k.equals("drop") ? new Verdict.Drop() : k.equals("accept") ? new Verdict.Accept() : new Verdict.Return();
+                return switch (k) {
+                    case "drop" -> new Verdict.Drop();
+                    case "accept" -> new Verdict.Accept();
+                    case "return" -> new Verdict.Return();
+                    default -> new Verdict.Continue();
+                };
             case "jump": case "goto": {
                 Map<String, Object> t = map(m.get(k), k);
                 keys(t, Set.of("target"));
@@ -521,6 +594,9 @@ public final class KernelTableParser {
             keys(p, Set.of("protocol", "field"));
             Object proto = p.get("protocol"), f = p.get("field");
             if ("th".equals(proto) && "dport".equals(f)) return Field.DPORT;
+            if ("dport".equals(f)) {
+                for (Protocol pr : Protocol.values()) if (pr.nftName().equals(proto)) return Field.dport(pr);
+            }
             if (family.nftFamily().equals(proto) && "saddr".equals(f)) return Field.SADDR;
             if (family.nftFamily().equals(proto) && "daddr".equals(f)) return Field.DADDR;
         }

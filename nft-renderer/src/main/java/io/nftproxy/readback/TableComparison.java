@@ -174,7 +174,8 @@ public final class TableComparison {
             Element y = a.get(x.id());
             if (y == null) {
                 missing.add(x);
-            } else if (!Objects.equals(x.value(), y.value()) || !Objects.equals(x.comment(), y.comment())) {
+            } else if (!Objects.equals(x.value(), y.value()) || !Objects.equals(x.data(), y.data())
+                    || !Objects.equals(x.comment(), y.comment())) {
                 out.add("element " + set + " { " + key(x) + " }: expected " + payload(x) + ", actual " + payload(y));
             }
         }
@@ -221,6 +222,7 @@ public final class TableComparison {
         List<String> parts = new ArrayList<>();
         if (e.comment() != null) parts.add("comment " + quote(e.comment()));
         if (e.value() != null) parts.add(": " + e.value().text());
+        if (e.data() != null) parts.add(": " + e.data().ip() + " . " + e.data().port());
         return parts.isEmpty() ? "(no value, no comment)" : String.join(" ", parts);
     }
 

@@ -154,6 +154,73 @@ class KernelTableParserTest {
                 v6.rules("service-77WF6TB4-demo/hello-dual/tcp/http").get(0).statements().get(0));
     }
 
+    /**
+     * The flat layout: data maps whose {@code typeof} the listing loses (rebuilt from the DNAT that reads each), the
+     * DNAT through a named map with no {@code addr . port}, protocol-bound ports, {@code continue} elements and a
+     * verdict map read as a set. The read-back must equal the rendered table object for object, declarations
+     * included, or every sync after a read-back would recreate the maps.
+     */
+    @Test
+    void flatLayoutForms() throws Exception {
+        for (String name : List.of("loadbalancer", "clusterip-no-endpoints")) {
+            TableContent kernel = parseResource("flat-" + (name.equals("loadbalancer") ? "loadbalancer" : "no-endpoints") + ".ip.json");
+            TableContent rendered = flatRendering(name);
+            assertEquals(List.of(), TableComparison.diff(rendered, kernel,
+                    Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED)), name);
+            assertEquals(rendered.sets(), kernel.sets(), name + ": every declaration, typeof included");
+            for (NftSet set : rendered.sets().values()) {
+                assertEquals(rendered.elements(set.name()), kernel.elements(set.name()), name + " " + set.name());
+            }
+        }
+        TableContent t = parseResource("flat-loadbalancer.ip.json");
+        assertEquals(new NftSet.Typeof(List.of(Field.DADDR, Field.TCP_DPORT), 2, List.of(Field.DADDR, Field.TCP_DPORT)),
+                t.set("flat-endpoints-tcp-2").typeof());
+        assertEquals(new NftSet.Typeof(List.of(Field.UDP_DPORT), 16, List.of(Field.DADDR, Field.UDP_DPORT)),
+                t.set("flat-nodeport-endpoints-udp-16").typeof());
+        assertEquals(Element.data("flat-endpoints-tcp-2", List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1)),
+                target("10.211.48.0", 8080)), t.element("flat-endpoints-tcp-2",
+                List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1))));
+        assertEquals(new Verdict.Continue(), t.element("service-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(31950))).value());
+        assertTrue(t.rules("services").stream().anyMatch(r -> r.statements().equals(List.of(
+                new Statement.DnatMap(List.of(Field.DADDR, Field.TCP_DPORT), 2, "flat-endpoints-tcp-2")))));
+    }
+
+    /** A data map whose DNAT rule is gone cannot be declared as ours: it differs, as its missing rule does. */
+    @Test
+    void flatDataMapWithoutItsRuleDiffers() throws Exception {
+        String json = resource("flat-loadbalancer.ip.json");
+        String rule = json.substring(json.lastIndexOf("{\"rule\"", json.indexOf("\"data\": \"@flat-endpoints-tcp-2\"")));
+        rule = rule.substring(0, rule.indexOf("}}}}]}}") + "}}}}]}}".length());
+        String without = json.replace(", " + rule, "");
+        assertTrue(without.length() < json.length(), "the DNAT rule was cut out");
+        TableContent t = KernelTableParser.parse(without);
+        assertNull(t.set("flat-endpoints-tcp-2").typeof());
+        assertEquals(4, t.elements("flat-endpoints-tcp-2").size(), "its elements are still read");
+        assertTrue(TableComparison.diff(flatRendering("loadbalancer"), t).stream()
+                .anyMatch(d -> d.startsWith("chain services: missing rule")));
+    }
+
+    /** A DNAT through a map keyed by {@code th dport} or through a verdict map is not a form we write. */
+    @Test
+    void flatDnatFormsWeNeverWriteAreNotOurs() throws Exception {
+        String json = resource("flat-loadbalancer.ip.json");
+        String tcp = "{\"numgen\": {\"mode\": \"random\", \"mod\": 2, \"offset\": 0}}]}, \"data\": \"@flat-endpoints-tcp-2\"";
+        String key = "{\"payload\": {\"protocol\": \"tcp\", \"field\": \"dport\"}}, " + tcp;
+        assertTrue(json.contains(key), "capture holds the DNAT");
+        UnrecognisedRuleException e = assertThrows(UnrecognisedRuleException.class,
+                () -> KernelTableParser.parse(json.replace(key, key.replace("\"tcp\"", "\"th\""))));
+        assertTrue(e.getMessage().contains("dnat map key not ending in a protocol's port"), e.getMessage());
+        e = assertThrows(UnrecognisedRuleException.class,
+                () -> KernelTableParser.parse(json.replace(tcp, tcp.replace("@flat-endpoints-tcp-2", "@service-ips"))));
+        assertTrue(e.getMessage().contains("dnat through service-ips, not one of our data maps"), e.getMessage());
+    }
+
+    private static TableContent flatRendering(String scenario) {
+        io.nftproxy.render.GoldenScenarios.Scenario s = io.nftproxy.render.GoldenScenarios.all().stream()
+                .filter(x -> x.name().equals(scenario)).findFirst().orElseThrow();
+        return io.nftproxy.render.Renderer.flat().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+    }
+
     @Test
     void numgenMatchesOtherThanEqualityAreNotOurs() throws Exception {
         String json = resource("fast-clusterip.ip.json");
@@ -171,7 +238,7 @@ class KernelTableParserTest {
     @Test
     void readBackWritesTheLoadedScript() throws Exception {
         for (String name : List.of("session-affinity.ip", "no-endpoints.ip", "dual-stack.ip6", "lb-firewall-etp-local.ip",
-                "fast-clusterip.ip", "fast-session-affinity.ip", "fast-dual-stack.ip6")) {
+                "fast-clusterip.ip", "fast-session-affinity.ip", "fast-dual-stack.ip6", "flat-loadbalancer.ip", "flat-no-endpoints.ip")) {
             TableContent t = parseResource(name + ".json");
             Set<String> loaded = rulesAndElements(resource(name + ".nft"));
             Set<String> written = rulesAndElements(Transaction.creating(t).script(Capabilities.baseline()));
