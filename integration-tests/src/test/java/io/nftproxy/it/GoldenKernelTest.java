@@ -56,7 +56,11 @@ class GoldenKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("scenarios")
     void goldenScriptLoadsAndKernelHoldsTheModel(TableLayout layout, GoldenScenarios.Scenario s) throws Exception {
-        String golden = goldenFile(layout == TableLayout.UPSTREAM ? "golden" : "golden-fast", s.name());
+        String golden = goldenFile(switch (layout) {
+            case UPSTREAM -> "golden";
+            case FAST -> "golden-fast";
+            case FLAT -> "golden-flat";
+        }, s.name());
         Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         try (KernelNamespace ns = KernelNamespace.create("gold")) {
             ns.load(golden);
@@ -68,12 +72,16 @@ class GoldenKernelTest {
         }
     }
 
+    static Stream<Arguments> chainLayoutScenarios() {
+        return scenarios().filter(a -> a.get()[0] != TableLayout.FLAT);
+    }
+
     /**
-     * Switching layouts on a loaded table is an ordinary diff: it rewrites the rules of the policy chains and
-     * nothing else, and the kernel then holds the other layout's model.
+     * Switching between the chain layouts on a loaded table is an ordinary diff: it rewrites the rules of the policy
+     * chains and nothing else, and the kernel then holds the other layout's model.
      */
     @ParameterizedTest(name = "{0} {1}")
-    @MethodSource("scenarios")
+    @MethodSource("chainLayoutScenarios")
     void switchingLayoutsRewritesOnlyPolicyChainRules(TableLayout from, GoldenScenarios.Scenario s) throws Exception {
         TableLayout to = from == TableLayout.UPSTREAM ? TableLayout.FAST : TableLayout.UPSTREAM;
         Renderer.Rendering before = new Renderer(from).render(s.snapshot(), s.node());
@@ -94,6 +102,32 @@ class GoldenKernelTest {
                 assertTrue(diff.isEmpty(), () -> s + " " + f + " after switching to " + to + ":\n  " + String.join("\n  ", diff));
             }
         }
+    }
+
+    /**
+     * Switching to the flat layout and back on a loaded table is a diff too: simple ports' chains are left flushed
+     * and deleted in the follow-up transaction, as any stale chain, and the kernel then holds the other model.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.nftproxy.render.GoldenScenarios#all")
+    void switchingToTheFlatLayoutAndBackConverges(GoldenScenarios.Scenario s) throws Exception {
+        try (KernelNamespace ns = KernelNamespace.create("flatswap")) {
+            Renderer.Rendering fast = new Renderer(TableLayout.FAST).render(s.snapshot(), s.node());
+            Renderer.Rendering flat = new Renderer(TableLayout.FLAT).render(s.snapshot(), s.node());
+            for (IpFamily f : IpFamily.values()) ns.load(Transaction.creating(fast.table(f)).script(Capabilities.baseline()));
+            for (IpFamily f : IpFamily.values()) {
+                switchTo(ns, f, fast.table(f), flat.table(f), s + " to flat");
+                switchTo(ns, f, flat.table(f), fast.table(f), s + " back to fast");
+            }
+        }
+    }
+
+    private static void switchTo(KernelNamespace ns, IpFamily f, TableContent from, TableContent to, String what) throws Exception {
+        Differ.Diff d = Differ.diff(from, to);
+        if (!d.isEmpty()) ns.load(d.transaction().script(Capabilities.baseline()));
+        if (!d.staleChains().isEmpty()) ns.load(Differ.deletingChains(f, d.staleChains()).script(Capabilities.baseline()));
+        List<String> diff = TableComparison.diff(to, KernelTableParser.parse(ns.listTable(f)), JSON_GAPS);
+        assertTrue(diff.isEmpty(), () -> what + " " + f + ":\n  " + String.join("\n  ", diff));
     }
 
     @ParameterizedTest

@@ -27,7 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Real TCP and UDP through the rendered table, loaded into the node of a {@link Topology}: every assertion is about
  * what a client and a backend observed (which backend answered, which source address it saw, a refusal or
- * silence), never about the rule text. Every check runs against both table layouts, each in its own topology.
+ * silence), never about the rule text. Every check runs against every table layout, each in its own topology.
  */
 class ServiceTrafficTest {
     @Nested
@@ -40,6 +40,12 @@ class ServiceTrafficTest {
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     class FastLayout extends Checks {
         FastLayout() { super(TableLayout.FAST); }
+    }
+
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    class FlatLayout extends Checks {
+        FlatLayout() { super(TableLayout.FLAT); }
     }
 
     /**
