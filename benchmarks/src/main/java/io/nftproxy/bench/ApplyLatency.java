@@ -30,11 +30,12 @@ import java.util.Map;
 /**
  * End-to-end apply latency, in one run: for each size, the floor ({@code ip netns exec NS nft -f FILE} of the full
  * script from a shell), then a cold full sync (empty table to full table) and single changes (add a service, move
- * an endpoint; p50/p99 over {@code changes} of each) through in-process libnftables and through {@code nft -f -}.
+ * an endpoint, change a service's endpoint count, take all its endpoints away and back, remove a service;
+ * p50/p99 over {@code changes} of each) through in-process libnftables and through {@code nft -f -}.
  * Each contender gets its own throwaway network namespace, deleted in a finally block. Needs root.
  *
  * <p>Usage: {@code ApplyLatency layouts endpointsPerService changes floorTimeoutSeconds sizes...}, where
- * {@code layouts} is {@code upstream}, {@code fast} or both comma-separated ({@link TableLayout}); every size runs
+ * {@code layouts} is one or more of {@code upstream}, {@code fast}, {@code flat}, comma-separated ({@link TableLayout}); every size runs
  * in each layout. {@code -Dbench.modes=libnftables} (or {@code exec}) runs one client only. A size whose floor
  * exceeds the timeout is reported as such and its other contenders skipped: a libnftables call cannot be
  * interrupted, and a minutes-long kernel transaction left running would skew every later number.
@@ -106,28 +107,63 @@ public final class ApplyLatency {
         return inc;
     }
 
+    /** The single changes measured, in the order they are reported. */
+    private static final List<String> KINDS = List.of("add service", "move endpoint", "remove endpoint", "add endpoint",
+            "no endpoints", "back from none", "remove service");
+
+    /**
+     * {@code changes} rounds of: a service added, one endpoint moved to a new address, one endpoint removed and one
+     * added back (the endpoint count changes twice), a service losing every endpoint and getting them back; then the
+     * services added are removed one by one. Each on its own service, each a sync of its own.
+     */
     private static void singleChanges(String tag, int eps, int changes, String mode, NftClient client, BenchCluster cluster,
                                       ProxyState state, TableModel inc) {
         int n = state.servicePorts().size();
         Map<Integer, List<Endpoint>> current = new HashMap<>();
-        List<Double> addCore = new ArrayList<>(), addApply = new ArrayList<>();
-        List<Double> moveCore = new ArrayList<>(), moveApply = new ArrayList<>();
+        Map<String, List<Double>> core = new HashMap<>(), apply = new HashMap<>();
+        for (String k : KINDS) {
+            core.put(k, new ArrayList<>());
+            apply.put(k, new ArrayList<>());
+        }
+        java.util.function.BiConsumer<String, TableModel.Change> time = (k, c) -> timeOne(inc, client, c, core.get(k), apply.get(k));
         for (int i = 0; i < changes; i++) {
             ServicePort added = BenchCluster.service(n + i);
-            List<Endpoint> addedEps = cluster.endpoints(eps);
-            timeOne(inc, client, new TableModel.Change(added.name(), added, addedEps), addCore, addApply);
+            time.accept("add service", new TableModel.Change(added.name(), added, cluster.endpoints(eps)));
 
             int victim = (int) ((i * 7919L) % n);
             ServicePort sp = BenchCluster.service(victim);
-            List<Endpoint> was = current.getOrDefault(victim, state.endpointsOf(sp.name()));
-            List<Endpoint> moved = cluster.moveOne(was);
+            List<Endpoint> moved = cluster.moveOne(current.getOrDefault(victim, state.endpointsOf(sp.name())));
             current.put(victim, moved);
-            timeOne(inc, client, new TableModel.Change(sp.name(), sp, moved), moveCore, moveApply);
+            time.accept("move endpoint", new TableModel.Change(sp.name(), sp, moved));
+
+            if (eps > 1) {
+                int shrunk = (int) ((i * 7919L + 1) % n);
+                ServicePort sh = BenchCluster.service(shrunk);
+                List<Endpoint> was = current.getOrDefault(shrunk, state.endpointsOf(sh.name()));
+                time.accept("remove endpoint", new TableModel.Change(sh.name(), sh, was.subList(1, was.size())));
+                List<Endpoint> back = new ArrayList<>(was.subList(1, was.size()));
+                back.addAll(cluster.endpoints(1));
+                back = Endpoint.sortedByHostPort(back);
+                current.put(shrunk, back);
+                time.accept("add endpoint", new TableModel.Change(sh.name(), sh, back));
+            }
+
+            int emptied = (int) ((i * 7919L + 2) % n);
+            ServicePort em = BenchCluster.service(emptied);
+            List<Endpoint> had = current.getOrDefault(emptied, state.endpointsOf(em.name()));
+            time.accept("no endpoints", new TableModel.Change(em.name(), em, List.of()));
+            time.accept("back from none", new TableModel.Change(em.name(), em, had));
         }
-        report("%s %-11s add service:   core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
-                tag, mode, pct(addCore, 50), pct(addCore, 99), pct(addApply, 50), pct(addApply, 99), pct(sum(addCore, addApply), 99));
-        report("%s %-11s move endpoint: core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f ms | total p99 %.2f ms%n",
-                tag, mode, pct(moveCore, 50), pct(moveCore, 99), pct(moveApply, 50), pct(moveApply, 99), pct(sum(moveCore, moveApply), 99));
+        for (int i = 0; i < changes; i++) {
+            ServicePort added = BenchCluster.service(n + i);
+            time.accept("remove service", new TableModel.Change(added.name(), null, List.of()));
+        }
+        for (String k : KINDS) {
+            List<Double> c = core.get(k), a = apply.get(k);
+            if (c.isEmpty()) continue;
+            report("%s %-11s %-15s core p50 %.2f p99 %.2f ms | apply p50 %.2f p99 %.2f max %.2f ms | total p99 %.2f ms%n",
+                    tag, mode, k + ":", pct(c, 50), pct(c, 99), pct(a, 50), pct(a, 99), pct(a, 100), pct(sum(c, a), 99));
+        }
     }
 
     private static void timeOne(TableModel inc, NftClient client, TableModel.Change c,
