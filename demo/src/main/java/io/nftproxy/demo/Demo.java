@@ -8,6 +8,7 @@ import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 
@@ -26,6 +27,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -101,7 +104,7 @@ public final class Demo implements AutoCloseable {
         done();
 
         step("The rules for demo/hello, as `nft list` shows them on " + NODE);
-        print(nft("list", "chain", "ip", "kube-proxy", helloChain()));
+        print(helloRules());
         line("");
         print(nft("list", "map", "ip", "kube-proxy", "service-ips"));
         done();
@@ -117,7 +120,7 @@ public final class Demo implements AutoCloseable {
         done();
 
         step("Scaling hello down: " + SCALED_AWAY.role() + " (" + SCALED_AWAY.address() + ") leaves its EndpointSlice");
-        String before = nft("list", "chain", "ip", "kube-proxy", helloChain());
+        String before = helloRules();
         long edited = System.nanoTime();
         if (EndpointRemoval.remove(manifests.resolve(HELLO_MANIFEST), HELLO, SCALED_AWAY.address()) != 1) {
             throw new IOException(HELLO_MANIFEST + " does not list " + SCALED_AWAY.address() + " exactly once");
@@ -154,7 +157,7 @@ public final class Demo implements AutoCloseable {
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, new io.nftproxy.render.Renderer(LAYOUT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));
@@ -206,13 +209,40 @@ public final class Demo implements AutoCloseable {
     private String awaitChainChange(String before) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + APPLY_TIMEOUT.toNanos();
         while (true) {
-            String chain = nft("list", "chain", "ip", "kube-proxy", helloChain());
+            String chain = helloRules();
             if (!chain.equals(before)) return chain;
             if (System.nanoTime() > deadline) {
                 throw new IOException("the daemon did not apply the edit of " + HELLO_MANIFEST + " within " + APPLY_TIMEOUT.toSeconds() + " s");
             }
             Thread.sleep(POLL.toMillis());
         }
+    }
+
+    /** The layout the daemon writes, which decides where hello's endpoints are to be found. */
+    private static final TableLayout LAYOUT = TableLayout.DEFAULT;
+    private static final Pattern FLAT_ELEMENT = Pattern.compile("(\\S+ \\. \\d+ \\. \\d+ : \\S+ \\. \\d+)");
+
+    /**
+     * How the node's table spreads hello's ClusterIP over its endpoints, as nft lists it: hello's own chain in the
+     * chain layouts; in the flat layout the one rule that DNATs through the map for hello's endpoint count and
+     * hello's elements of that map (sorted: nft lists a map in hash order), since hello has no chain of its own.
+     */
+    private String helloRules() throws IOException {
+        if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
+        String services = nft("list", "chain", "ip", "kube-proxy", "services");
+        for (String rule : services.lines().map(String::strip).filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
+            String map = rule.substring(rule.lastIndexOf('@') + 1);
+            Matcher m = FLAT_ELEMENT.matcher(nft("list", "map", "ip", "kube-proxy", map));
+            List<String> hello = new ArrayList<>();
+            while (m.find()) if (m.group(1).startsWith(HELLO_CLUSTER_IP + " . " + HELLO_PORT + " . ")) hello.add(m.group(1));
+            if (hello.isEmpty()) continue;
+            hello.sort(null);
+            StringBuilder b = new StringBuilder("chain services (the rule that picks for every TCP service port with "
+                    + hello.size() + " endpoints):\n    " + rule + "\n" + "map " + map + " (hello's elements: ClusterIP . port . random slot : endpoint):\n");
+            for (String e : hello) b.append("    ").append(e).append('\n');
+            return b.toString();
+        }
+        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
     }
 
     private String nft(String... args) throws IOException {
@@ -224,7 +254,7 @@ public final class Demo implements AutoCloseable {
         String node = topology.node().netns();
         line("the namespaces and the node's tables stay; the daemon and the hello servers have stopped. Look around:");
         line("  ip netns exec " + node + " nft list table ip kube-proxy");
-        line("  ip netns exec " + node + " nft list chain ip kube-proxy " + helloChain());
+        line("  ip netns exec " + node + " nft list " + (LAYOUT.flat() ? "chain ip kube-proxy services" : "chain ip kube-proxy " + helloChain()));
         line("  ip netns exec " + node + " conntrack -L");
         line("  ip netns exec " + node + " ./nftproxy conntrack --manifests examples --hostname-override " + NODE + " --service demo/" + HELLO);
         line("  ip netns exec " + topology.podClient().netns() + " ip route");

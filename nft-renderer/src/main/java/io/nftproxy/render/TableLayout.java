@@ -44,7 +44,7 @@ public enum TableLayout {
      * 11 s on the reference machine) while every name and every routing decision stays kube-proxy's. See
      * docs/table-layout.md and docs/benchmarks.md.
      */
-    public static final TableLayout DEFAULT = FAST;
+    public static final TableLayout DEFAULT = FLAT;
 
     /** The command-line spelling: {@code upstream}, {@code fast} or {@code flat}. */
     public String cliName() { return name().toLowerCase(Locale.ROOT); }

@@ -40,7 +40,7 @@ import java.util.List;
  */
 public final class NodeOptions {
     /** {@link TableLayout#DEFAULT}'s spelling, as an annotation needs a constant (a test keeps the two equal). */
-    static final String DEFAULT_LAYOUT = "fast";
+    static final String DEFAULT_LAYOUT = "flat";
 
     @Spec(Spec.Target.MIXEE)
     CommandSpec mixee;
@@ -88,14 +88,15 @@ public final class NodeOptions {
                     "Default: ${DEFAULT-VALUE} (mark 0x4000)."})
     int masqueradeBit;
 
-    @Option(names = "--table-layout", paramLabel = "upstream|fast|flat", converter = LayoutConverter.class,
+    @Option(names = "--table-layout", paramLabel = "flat|fast|upstream", converter = LayoutConverter.class,
             defaultValue = DEFAULT_LAYOUT,
-            description = {"How each service picks an endpoint: 'fast' (a cascade of 'numgen random mod K 0' rules, no "
-                    + "per-service map; linear kernel load time), 'upstream' (kube-proxy 1.36's rule text, one "
-                    + "anonymous numgen map per service) or 'flat' (as 'fast', but services with Cluster traffic "
-                    + "policies, no affinity and at most 16 endpoints get no chains: they are elements of shared "
-                    + "flat-* sets and maps, so a change to them commits in about a millisecond at any size). "
-                    + "Packet behaviour is the same in all three; see docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
+            description = {"How service ports are dispatched: 'flat' (service ports with Cluster traffic policies, no "
+                    + "affinity, no source ranges and 1-16 endpoints get no chains: they are elements of shared flat-* "
+                    + "sets and maps, so a change to them commits in about a millisecond at any size; every other port "
+                    + "as in 'fast'), 'fast' (a chain per service port whose endpoint pick is a cascade of 'numgen "
+                    + "random mod K 0' rules; linear kernel load time) or 'upstream' (kube-proxy 1.36's rule text, one "
+                    + "anonymous numgen map per service). Packet behaviour is the same in all three; see "
+                    + "docs/table-layout.md.", "Default: ${DEFAULT-VALUE}."})
     TableLayout tableLayout;
 
     @Option(names = "--refuse-external-ip-overlaps",

@@ -71,7 +71,12 @@ class RenderCommandTest {
 
     @Test
     void legacyApiHasItsHandWrittenEndpointsNotARejectEntry() {
-        Run r = renderExamples();
+        Run flat = renderExamples();
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 0 : 192.168.10.40 . 8080 }"), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 1 : 192.168.10.41 . 8080 }"), flat.out());
+        assertFalse(flat.out().contains("legacy-api:http\" : continue"), flat.out());
+
+        Run r = renderExamples("--table-layout", "fast");
 
         assertTrue(r.hasLine("add element ip kube-proxy service-ips { 10.110.229.142 . tcp . 80 : goto service-UYL3EFSC-demo/legacy-api/tcp/http }"));
         assertTrue(r.out().contains("service-UYL3EFSC-demo/legacy-api/tcp/http meta l4proto tcp numgen random mod 2 0 dnat to 192.168.10.40:8080\n"
@@ -91,7 +96,7 @@ class RenderCommandTest {
 
     @Test
     void nodeIpZoneAndLocalityComeFromTheNodeObject() {
-        Run r = renderExamples();
+        Run r = renderExamples("--table-layout", "fast");
 
         // primary nodeport address: the Node's InternalIP; no IPv6 node IP, so the ip6 table matches every local address
         assertTrue(r.hasLine("add element ip kube-proxy nodeport-ips { 192.168.10.20 }"));
@@ -112,7 +117,7 @@ class RenderCommandTest {
 
     @Test
     void bothTablesIpFirstAndIpFamilySelectsOne() {
-        Run both = renderExamples();
+        Run both = renderExamples("--table-layout", "fast");
         int ip = both.out().indexOf("add table ip kube-proxy");
         int ip6 = both.out().indexOf("add table ip6 kube-proxy");
         assertTrue(ip == 0 && ip6 > ip, "ip table first, then ip6");
@@ -148,10 +153,12 @@ class RenderCommandTest {
                   - {addresses: [10.1.0.2], hints: {forZones: [{name: zone-b}]}}
                 """);
 
-        Run r = run("render", "--manifests", dir.toString(), "--hostname-override", "n1", "--ip-family", "ipv4");
+        Run r = run("render", "--manifests", dir.toString(), "--hostname-override", "n1", "--ip-family", "ipv4", "--table-layout", "fast");
 
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("meta l4proto tcp dnat to 10.1.0.2:8080\n"), r.out());
+        Run flat = run("render", "--manifests", dir.toString(), "--hostname-override", "n1", "--ip-family", "ipv4");
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-1 { 10.96.0.50 . 80 . 0 : 10.1.0.2 . 8080 }"), flat.out());
     }
 
     @Test
@@ -186,13 +193,17 @@ class RenderCommandTest {
 
     /** The default layout writes the cascade; everything but the policy chains' rules is upstream's, line for line. */
     @Test
-    void fastLayoutIsTheDefaultAndChangesOnlyPolicyChainRules() {
+    void flatLayoutIsTheDefaultAndFastChangesOnlyPolicyChainRules() {
         assertEquals(io.nftproxy.render.TableLayout.DEFAULT.cliName(), NodeOptions.DEFAULT_LAYOUT);
         Run byDefault = renderExamples();
-        Run fast = renderExamples("--table-layout", "FAST");
+        Run flat = renderExamples("--table-layout", "FLAT");
+        Run fast = renderExamples("--table-layout", "fast");
         Run upstream = renderExamples("--table-layout", "upstream");
         assertEquals(0, byDefault.exit(), byDefault.err());
-        assertEquals(byDefault.out(), fast.out());
+        assertEquals(byDefault.out(), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy service-ips { 10.105.101.118 . tcp . 80 : continue }"), flat.out());
+        assertFalse(flat.out().contains("add chain ip kube-proxy service-VSI2YVQZ-demo/hello/tcp/http"), "hello is simple: no chain");
+        assertTrue(flat.hasLine("add chain ip kube-proxy service-4MXLGZVK-demo/hello-sticky/tcp/http"), "affinity keeps its chains");
         String hello = "add rule ip kube-proxy service-VSI2YVQZ-demo/hello/tcp/http meta l4proto tcp ";
         assertTrue(fast.hasLine(hello + "numgen random mod 3 0 dnat to 172.20.172.15:8080"), fast.out());
         assertTrue(fast.hasLine(hello + "numgen random mod 2 0 dnat to 172.20.172.17:8080"), fast.out());
@@ -200,7 +211,7 @@ class RenderCommandTest {
         assertFalse(fast.out().contains(" map {"), "no anonymous map in the fast layout");
         assertTrue(upstream.out().contains(" map {"));
         assertEquals(withoutPolicyRules(upstream), withoutPolicyRules(fast));
-        assertTrue(run("render", "--help").out().contains("--table-layout=upstream|fast|flat"));
+        assertTrue(run("render", "--help").out().contains("--table-layout=flat|fast|upstream"));
     }
 
     private static List<String> withoutPolicyRules(Run r) {

@@ -43,8 +43,13 @@ class TraceCommandTest {
 
         assertEquals("DNAT to " + HELLO_ENDPOINTS + ", masquerade: no", verdict(r));
         assertEquals("origin: pod (--src 172.20.211.9 is inside --cluster-cidr 172.20.0.0/16)", r.lines().get(0));
-        assertTrue(r.out().contains("found in @service-ips -> goto service-VSI2YVQZ-demo/hello/tcp/http"), r.out());
+        assertTrue(r.out().contains("found in @service-ips -> continue (on with the next rule of services)"), r.out());
+        assertTrue(r.out().contains("DNAT via @flat-endpoints-tcp-3 slot 0 of 3 -> 172.20.172.15:8080"), r.out());
         assertEquals("", r.err());
+
+        RenderCommandTest.Run fast = trace("--table-layout", "fast", "--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80");
+        assertEquals("DNAT to " + HELLO_ENDPOINTS + ", masquerade: no", verdict(fast));
+        assertTrue(fast.out().contains("found in @service-ips -> goto service-VSI2YVQZ-demo/hello/tcp/http"), fast.out());
     }
 
     /** With run's detector flags: a pod's packet enters on the bridge and keeps its address, another node's is masqueraded. */
@@ -74,7 +79,10 @@ class TraceCommandTest {
         RenderCommandTest.Run r = trace("--src", "203.0.113.7", "--dst", NODE_IP, "--proto", "tcp", "--dport", "30080");
 
         assertTrue(verdict(r).startsWith("DNAT to " + HELLO_ENDPOINTS + ", masquerade: yes (mark 0x4000 set in "
-                + "external-BJ5L76QF-demo/hello-np/tcp/http"), r.out());
+                + "services: ip daddr @nodeport-ips tcp dport @flat-nodeports-tcp-3"), r.out());
+        RenderCommandTest.Run fast = trace("--table-layout", "fast", "--src", "203.0.113.7", "--dst", NODE_IP, "--proto", "tcp", "--dport", "30080");
+        assertTrue(verdict(fast).startsWith("DNAT to " + HELLO_ENDPOINTS + ", masquerade: yes (mark 0x4000 set in "
+                + "external-BJ5L76QF-demo/hello-np/tcp/http"), fast.out());
         assertTrue(r.lines().get(0).startsWith("origin: external (--src 203.0.113.7 is not an address of node k8s-node-1"),
                 r.out());
     }

@@ -9,7 +9,8 @@ import io.nftproxy.netlink.nft.RulesetGeneration;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -42,14 +43,16 @@ class TableVerificationKernelTest {
         return c.snapshot();
     }
 
-    @Test
-    void theTimerListsNothingWhenUnchangedAndCatchesEveryKindOfTampering() throws Exception {
+    /** In the chain layouts tampering hits per-service chains; in the flat one the shared sets and maps. */
+    @ParameterizedTest
+    @EnumSource(value = TableLayout.class, names = {"FAST", "FLAT"})
+    void theTimerListsNothingWhenUnchangedAndCatchesEveryKindOfTampering(TableLayout layout) throws Exception {
         KernelTests.assumeAvailable();
-        Renderer renderer = new Renderer(TableLayout.DEFAULT);
+        Renderer renderer = new Renderer(layout);
         ClusterSnapshot snapshot = cluster3();
         List<String> serviceChains = renderer.render(snapshot, TestClusters.node()).table(IpFamily.IPV4).chains().keySet().stream()
                 .filter(n -> n.startsWith("service-") && n.contains("/tcp/")).sorted().toList();
-        assertEquals(3, serviceChains.size(), serviceChains.toString());
+        assertEquals(layout.flat() ? 0 : 3, serviceChains.size(), serviceChains.toString());
         try (KernelNamespace ns = KernelNamespace.create("ver");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name());
              RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
@@ -63,7 +66,14 @@ class TableVerificationKernelTest {
             assertTrue(quiet.plan().verified(IpFamily.IPV4), quiet.plan().verifications().toString());
             assertEquals(0, quiet.families().get(IpFamily.IPV4).commands());
 
-            List<String> tampering = List.of(
+            List<String> tampering = layout.flat() ? List.of(
+                    // an element changed: s1's ClusterIP now leads to s2's endpoint
+                    "delete element ip kube-proxy flat-endpoints-tcp-1 { 172.30.0.1 . 80 . 0 }\n"
+                            + "add element ip kube-proxy flat-endpoints-tcp-1 { 172.30.0.1 . 80 . 0 : 10.180.0.2 . 8080 }\n",
+                    // s3's dispatch element deleted
+                    "delete element ip kube-proxy flat-ips-tcp-1 { 172.30.0.3 . 80 }\n",
+                    // a rule nftproxy never writes
+                    "add rule ip kube-proxy services meta mark set 0x1234\n") : List.of(
                     // an element changed: s1's ClusterIP now leads to s2's chain
                     "delete element ip kube-proxy service-ips { 172.30.0.1 . tcp . 80 }\n"
                             + "add element ip kube-proxy service-ips { 172.30.0.1 . tcp . 80 : goto " + chainOf(serviceChains, "s2") + " }\n",

@@ -89,8 +89,9 @@ class LiveClusterToolsTest {
         CliRun render = CliRun.of("render", "--kubeconfig", api.proxyKubeconfig().toString(),
                 "--hostname-override", NODE, "--ip-family", "ipv4");
         assertEquals(0, render.exit(), render.err());
-        long chains = render.out().lines().filter(l -> l.matches("add chain ip kube-proxy service-\\S+-" + NS + "/s\\d+/tcp/http")).count();
-        assertEquals(SERVICES, chains, "one service chain per Service of the cluster");
+        // The default (flat) layout dispatches these simple Services through shared maps: one flat-ips element each.
+        long dispatched = render.out().lines().filter(l -> l.matches("add element ip kube-proxy flat-ips-tcp-\\d+ \\{ \\S+ \\. 80 }")).count();
+        assertEquals(SERVICES, dispatched, "one dispatch element per Service of the cluster");
         // The Node's address came from the API: NodePorts are accepted on it.
         assertTrue(render.out().contains("192.0.2.10"), "node IP from the Node object");
     }
@@ -140,14 +141,16 @@ class LiveClusterToolsTest {
             assertEquals(0, flows.exit(), flows.err());
             assertEquals("no conntrack flows belong to service " + NS + "/s42\n", flows.out());
 
-            // Someone removes the Service's ClusterIP element from the kernel's map: the kernel no longer DNATs.
+            // Someone removes the Service's ClusterIP element from the flat dispatch set: the kernel no longer DNATs.
+            // (Its service-ips element says "continue" in this layout: deleting that one alone changes no packet.)
             String ip = clusterIp("s42");
-            node.load("delete element ip kube-proxy service-ips { " + ip + " . tcp . 80 }\n");
+            String set = "flat-ips-tcp-" + endpoints(42).size();
+            node.load("delete element ip kube-proxy " + set + " { " + ip + " . 80 }\n");
             CliRun tampered = CliRun.of(traceArgs("s42", "--kernel", "--netns", node.name()));
             assertEquals(ExitCodes.KERNEL_DIFFERS, tampered.exit(), tampered.err() + tampered.out());
             System.out.println("live tools: tampered kernel table:\n" + tampered.out().substring(tampered.out().indexOf("DIFFERS")));
             assertTrue(tampered.out().contains("DIFFERS: the cluster implies DNAT to "), tampered.out());
-            assertTrue(tampered.out().lines().anyMatch(l -> l.startsWith("  ") && l.contains("service-ips") && l.contains(ip)),
+            assertTrue(tampered.out().lines().anyMatch(l -> l.startsWith("  ") && l.contains(set) && l.contains(ip)),
                     "the missing element is named:\n" + tampered.out());
 
             // The cluster moves on while the kernel keeps the old table: an endpoint the kernel still sends to is gone.

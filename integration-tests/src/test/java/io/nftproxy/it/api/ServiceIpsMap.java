@@ -5,7 +5,11 @@ import io.nftproxy.netlink.KernelNamespace;
 import java.io.IOException;
 import java.time.Duration;
 
-/** What a packet to a ClusterIP meets first: how many Services the kernel's {@code service-ips} map holds now. */
+/**
+ * What a packet to a ClusterIP meets first: how many Services the kernel's {@code service-ips} map holds now. An
+ * element counts when it dispatches: a {@code goto} into a service chain, or in the flat layout {@code continue}
+ * on to the flat rules (the splitter sends it with the Service's flat elements, never before them).
+ */
 final class ServiceIpsMap {
     private ServiceIpsMap() {}
 
@@ -14,11 +18,15 @@ final class ServiceIpsMap {
         try {
             KernelNamespace.Result r = node.exec(Duration.ofSeconds(60), null, "nft", "list", "map", "ip", "kube-proxy", "service-ips");
             if (!r.ok()) return 0;
-            int c = 0;
-            for (int i = r.stdout().indexOf(": goto service-"); i >= 0; i = r.stdout().indexOf(": goto service-", i + 1)) c++;
-            return c;
+            return occurrences(r.stdout(), ": goto service-") + occurrences(r.stdout(), ": continue");
         } catch (IOException e) {
             return 0;
         }
+    }
+
+    private static int occurrences(String text, String needle) {
+        int c = 0;
+        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) c++;
+        return c;
     }
 }

@@ -90,6 +90,8 @@ class SideBySideBench {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("bench.launcher", "../nftproxy")).toAbsolutePath().toString()));
         cmd.addAll(List.of("run", "--kubeconfig", "KUBECONFIG", "--hostname-override", NODE, "--cluster-cidr", "10.240.0.0/16",
                 "--healthz-bind-address", "127.0.0.1:" + HEALTHZ, "--metrics-bind-address", "127.0.0.1:10249"));
+        String layout = System.getProperty("bench.layout", "");
+        if (!layout.isEmpty()) cmd.addAll(List.of("--table-layout", layout));
         return cmd;
     }
 

@@ -13,6 +13,7 @@ import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.api.ApiServer;
@@ -37,11 +38,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -63,9 +63,10 @@ class StartAndRestartAgainstApiServerTest {
     private static final String NODE = "node-1";
     private static final String NS = "nftp-scale";
     private static final int SERVICES = 1_000;
-    private static final Pattern DNAT_RULES = Pattern.compile("chain service-\\S+-" + NS + "/s\\d+/tcp/http \\{(.*?)\\n\\t\\}", Pattern.DOTALL);
 
     private static ApiServerProcess api;
+    /** {@code ip:80} of every Service in {@link #NS}, read from the API server once it holds them. */
+    private static Set<String> ourClusterIps;
     private static KubernetesClient admin;
 
     private final List<AutoCloseable> cleanup = new ArrayList<>();
@@ -84,6 +85,8 @@ class StartAndRestartAgainstApiServerTest {
         long ms = ApiServices.create(admin, NS, SERVICES, n -> List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
                 "10.252." + (n / 100) + "." + (n % 100 * 2 + 2)));
         System.out.printf("created %d services x 2 endpoints through the API in %d ms%n", SERVICES, ms);
+        ourClusterIps = admin.services().inNamespace(NS).list().getItems().stream()
+                .map(svc -> svc.getSpec().getClusterIP() + ":80").collect(java.util.stream.Collectors.toSet());
     }
 
     @AfterAll
@@ -300,15 +303,15 @@ class StartAndRestartAgainstApiServerTest {
 
     // ---------------------------------------------------------------- kernel
 
-    /** DNAT rules per service chain of ours, by chain text. */
-    private Map<String, Integer> dnatCounts() throws IOException {
+    /**
+     * How many endpoints the kernel DNATs each of our Services' ClusterIP:80 to, by {@code ip:port}, traced through
+     * the table read back from the kernel (in whatever layout it was written); Services it does not DNAT are left out.
+     */
+    private Map<String, Integer> dnatCounts() throws Exception {
         Map<String, Integer> out = new java.util.HashMap<>();
-        Matcher m = DNAT_RULES.matcher(node.listTableText(IpFamily.IPV4));
-        while (m.find()) {
-            int n = 0;
-            for (int i = m.group(1).indexOf("dnat to"); i >= 0; i = m.group(1).indexOf("dnat to", i + 1)) n++;
-            out.put(m.group(0).substring(0, m.group(0).indexOf(' ', 6)), n);
-        }
+        KernelDispatch.all(KernelTableParser.parse(node.listTable(IpFamily.IPV4))).forEach((k, targets) -> {
+            if (!targets.isEmpty() && ourClusterIps.contains(k)) out.put(k, targets.size());
+        });
         return out;
     }
 

@@ -23,7 +23,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * daemon never gets near its limit, a deleted table is back within a second, and /healthz keeps answering 200.
  */
 class ConnectionFloodKernelTest {
-    private static final String HELLO = "service-VSI2YVQZ-demo/hello/tcp/http";
     private static final int LIMIT = 1024;
 
     @BeforeAll
@@ -95,8 +94,9 @@ class ConnectionFloodKernelTest {
 
     private static boolean helloIntact(KernelNamespace ns) {
         try {
-            KernelNamespace.Result r = ns.exec(Duration.ofSeconds(5), null, "nft", "list", "chain", "ip", "kube-proxy", HELLO);
-            return r.ok() && r.stdout().contains("numgen random mod 3 0");
+            KernelNamespace.Result r = ns.exec(Duration.ofSeconds(5), null, "nft", "list", "map", "ip", "kube-proxy",
+                    ExampleManifests.HELLO_ENDPOINTS_MAP);
+            return r.ok() && r.stdout().contains(ExampleManifests.helloSlot(2, "172.20.211.48"));
         } catch (IOException e) {
             return false;
         }

@@ -41,7 +41,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * a manifest edit converges, and stopping it leaves the rules in place.
  */
 class DaemonKernelTest {
-    private static final String HELLO = "service-VSI2YVQZ-demo/hello/tcp/http";
+    /** The chain of demo/hello-sticky: its session affinity keeps its chains in every table layout. */
+    private static final String STICKY = "service-4MXLGZVK-demo/hello-sticky/tcp/http";
 
     @TempDir Path dir;
     private KernelNamespace ns;
@@ -84,7 +85,8 @@ class DaemonKernelTest {
 
     @Test
     void programsTheTablesAndReportsHealthy() throws Exception {
-        assertTrue(ns.nftOut("list", "chain", "ip", "kube-proxy", HELLO).contains("numgen random mod 3 0"));
+        assertTrue(helloIntact(), "demo/hello's endpoints in " + ExampleManifests.HELLO_ENDPOINTS_MAP);
+        assertTrue(ns.nftOut("list", "chain", "ip", "kube-proxy", STICKY).contains("numgen random mod 3 0"));
         assertTrue(ns.listTableText(IpFamily.IPV6).contains("service-ips"), "the ip6 table too");
         HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                 URI.create("http://127.0.0.1:" + healthPort + "/healthz")).timeout(Duration.ofSeconds(5)).build(),
@@ -126,7 +128,7 @@ class DaemonKernelTest {
         int rewrites = 0;
         double afterTenSeconds = -1;
         while (System.nanoTime() - t0 < 60_000_000_000L) {
-            ok("add", "rule", "ip", "kube-proxy", HELLO, "counter");
+            ok("add", "rule", "ip", "kube-proxy", STICKY, "counter");
             rewrites++;
             if (afterTenSeconds < 0 && System.nanoTime() - t0 >= 10_000_000_000L) afterTenSeconds = tamperResyncs();
             Thread.sleep(100);
@@ -157,17 +159,28 @@ class DaemonKernelTest {
     @Test
     void tamperingIsRepairedWithinASecond() throws Exception {
         repaired("delete table", () -> ok("delete", "table", "ip", "kube-proxy"), this::helloIntact);
-        repaired("flush chain", () -> ok("flush", "chain", "ip", "kube-proxy", HELLO), this::helloIntact);
+        repaired("flush chain", () -> ok("flush", "chain", "ip", "kube-proxy", STICKY),
+                () -> has("list", "chain", "ip", "kube-proxy", STICKY, "numgen random mod 3 0"));
         repaired("delete element", () -> ok("delete", "element", "ip", "kube-proxy", "cluster-ips", "{ 10.105.101.118 }"),
                 () -> has("list", "set", "ip", "kube-proxy", "cluster-ips", "10.105.101.118"));
         repaired("flush ruleset", () -> ok("flush", "ruleset"), () -> helloIntact() && has("list", "table", "ip6", "kube-proxy", "service-ips"));
     }
 
+    /** The flat layout's shared objects: the rules that read its maps, and one endpoint's slot. */
+    @Test
+    void tamperingWithTheFlatDispatchIsRepairedWithinASecond() throws Exception {
+        repaired("flush services", () -> ok("flush", "chain", "ip", "kube-proxy", "services"),
+                () -> has("list", "chain", "ip", "kube-proxy", "services", "@" + ExampleManifests.HELLO_ENDPOINTS_MAP));
+        repaired("delete endpoint", () -> ok("delete", "element", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP,
+                "{ 10.105.101.118 . 80 . 1 }"), this::helloIntact);
+    }
+
     @Test
     void aDeletedServicesChainIsGoneSoonAfterwardsNotJustEmptied() throws Exception {
-        String chain = "service-UYL3EFSC-demo/legacy-api/tcp/http";
+        // demo/hello-local's Local traffic policy gives it a chain in every table layout.
+        String chain = "local-4H2GLPZP-demo/hello-local/tcp/http";
         assertTrue(ns.nftOut("list", "table", "ip", "kube-proxy").contains(chain));
-        Files.delete(dir.resolve("demo/legacy-api.yaml"));
+        Files.delete(dir.resolve("demo/hello-local.yaml"));
         waitFor("stale chain deleted", Duration.ofSeconds(4),
                 () -> { try { return !ns.nftOut("list", "table", "ip", "kube-proxy").contains(chain); } catch (IOException e) { return false; } });
     }
@@ -189,10 +202,12 @@ class DaemonKernelTest {
         Path hello = dir.resolve("demo/hello.yaml");
         String yaml = Files.readString(hello);
         Files.writeString(hello, yaml.replace("172.20.172.15", "172.20.172.99"));
-        waitFor("edit applied", Duration.ofSeconds(10), () -> has("list", "chain", "ip", "kube-proxy", HELLO, "172.20.172.99"));
+        // Endpoints take their slots in address order: 172.20.172.17, 172.20.172.99, 172.20.211.48.
+        String moved = ExampleManifests.helloSlot(1, "172.20.172.99");
+        waitFor("edit applied", Duration.ofSeconds(10), () -> has("list", "map", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP, moved));
         daemon.close();
         daemon = null;
-        assertTrue(ns.nftOut("list", "chain", "ip", "kube-proxy", HELLO).contains("172.20.172.99"), "rules stay after stop");
+        assertTrue(ns.nftOut("list", "map", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP).contains(moved), "rules stay after stop");
     }
 
     private interface Tamper { void run() throws Exception; }
@@ -204,8 +219,12 @@ class DaemonKernelTest {
         System.out.printf("tamper repair: %-15s %4d ms (including the nft process that tampered)%n", what, (System.nanoTime() - t0) / 1_000_000);
     }
 
+    /** demo/hello's three endpoints are where the default layout keeps them, and the rule that reads them is there. */
     private boolean helloIntact() {
-        return has("list", "chain", "ip", "kube-proxy", HELLO, "numgen random mod 3 0");
+        return has("list", "map", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP, ExampleManifests.helloSlot(0, "172.20.172.15"))
+                && has("list", "map", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP, ExampleManifests.helloSlot(1, "172.20.172.17"))
+                && has("list", "map", "ip", "kube-proxy", ExampleManifests.HELLO_ENDPOINTS_MAP, ExampleManifests.helloSlot(2, "172.20.211.48"))
+                && has("list", "chain", "ip", "kube-proxy", "services", "@" + ExampleManifests.HELLO_ENDPOINTS_MAP);
     }
 
     private void ok(String... args) throws IOException {

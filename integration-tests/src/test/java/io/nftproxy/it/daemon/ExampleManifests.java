@@ -22,6 +22,17 @@ final class ExampleManifests {
         }
     }
 
+    /**
+     * Where the default (flat) table layout keeps demo/hello's three endpoints: a data map, not a chain of its own
+     * ({@code demo/hello} is a simple service port: Cluster policies, no affinity).
+     */
+    static final String HELLO_ENDPOINTS_MAP = "flat-endpoints-tcp-3";
+
+    /** demo/hello's slot {@code slot} of {@link #HELLO_ENDPOINTS_MAP}, as {@code nft list map} prints it. */
+    static String helloSlot(int slot, String endpoint) {
+        return "10.105.101.118 . 80 . " + slot + " : " + endpoint + " . 8080";
+    }
+
     /** A TCP port nobody listens on right now, for a daemon's healthz or metrics server. */
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
