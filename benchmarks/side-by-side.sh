@@ -6,6 +6,7 @@
 #   PROXIES=nftproxy benchmarks/side-by-side.sh 1000
 #   PHASES=start PROXIES=nftproxy benchmarks/side-by-side.sh 45000              # only process start -> table complete
 #   PHASES=start PROXIES=nftproxy STRACE=true benchmarks/side-by-side.sh 45000  # ... with the kernel's time per batch
+#   LAYOUT=fast PROXIES=nftproxy benchmarks/side-by-side.sh 10000               # nftproxy with --table-layout fast
 #
 # Builds (once, cached under ~/.cache/nftproxy) kube-apiserver, etcd and kube-proxy at the pinned release from the
 # Go module proxy, builds nftproxy's jar, then runs integration-tests' SideBySideBench: each proxy as its own
@@ -20,5 +21,5 @@ bin="$(integration-tests/apiserver/build.sh kube-proxy | tail -1)"
 ./mvnw -B -ntp test -pl integration-tests -am -Dtest=SideBySideBench -Dsurefire.failIfNoSpecifiedTests=false \
     -Dbench.sizes="$sizes" -Dbench.proxies="${PROXIES:-kube-proxy,nftproxy}" -Dbench.kubeProxy="$bin/kube-proxy" \
     -Dbench.jar="$root/proxy-daemon/target/nftproxy.jar" -Dbench.launcher="$root/nftproxy" \
-    -Dbench.phases="${PHASES:-all}" -Dbench.strace="${STRACE:-false}" \
+    -Dbench.phases="${PHASES:-all}" -Dbench.strace="${STRACE:-false}" -Dbench.layout="${LAYOUT:-}" \
     | grep -E '^(RESULT|populated|timeline|batches|sendmsg|side by side|proxy \||[a-z-]+ \| [0-9])' 
