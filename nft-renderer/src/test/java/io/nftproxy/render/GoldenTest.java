@@ -24,12 +24,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * normalised, {@code #} lines ignored except the diagnostics ({@code # diagnostic: ...}). Run with {@code -Dgolden.update=true} to rewrite the files, then review the
  * diff like any code change.
  */
-class GoldenTest {
-    static final Path DIR = Path.of("src/test/resources/golden");
-    static final Path FAST_DIR = Path.of("src/test/resources/golden-fast");
-    static final Path FLAT_DIR = Path.of("src/test/resources/golden-flat");
-
+public class GoldenTest {
     static List<GoldenScenarios.Scenario> scenarios() { return GoldenScenarios.all(); }
+
+    /** Every scenario in every layout. */
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> scenariosByLayout() {
+        return java.util.Arrays.stream(TableLayout.values()).flatMap(l -> scenarios().stream()
+                .map(s -> org.junit.jupiter.params.provider.Arguments.of(l, s)));
+    }
+
+    /** The folder under the test resources holding a layout's golden files: {@code golden}, {@code golden-fast}, {@code golden-flat}. */
+    public static String goldenDir(TableLayout layout) {
+        return layout == TableLayout.UPSTREAM ? "golden" : "golden-" + layout.cliName();
+    }
 
     /** The golden text of a scenario in kube-proxy 1.36's layout. */
     public static String script(GoldenScenarios.Scenario s) { return script(s, TableLayout.UPSTREAM); }
@@ -47,22 +54,10 @@ class GoldenTest {
         return sb.toString();
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("scenarios")
-    void matchesGolden(GoldenScenarios.Scenario s) throws IOException {
-        compare(DIR.resolve(s.name() + ".nft"), script(s, TableLayout.UPSTREAM));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("scenarios")
-    void matchesFastGolden(GoldenScenarios.Scenario s) throws IOException {
-        compare(FAST_DIR.resolve(s.name() + ".nft"), script(s, TableLayout.FAST));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("scenarios")
-    void matchesFlatGolden(GoldenScenarios.Scenario s) throws IOException {
-        compare(FLAT_DIR.resolve(s.name() + ".nft"), script(s, TableLayout.FLAT));
+    @ParameterizedTest(name = "{0} {1}")
+    @MethodSource("scenariosByLayout")
+    void matchesGolden(TableLayout layout, GoldenScenarios.Scenario s) throws IOException {
+        compare(Path.of("src/test/resources", goldenDir(layout), s.name() + ".nft"), script(s, layout));
     }
 
     /**
