@@ -148,6 +148,7 @@ public final class TransactionSplitter {
                 create.add(List.of(c));
             }
         }
+        if (recreates) holdRewritesThatJumpToWaitingChains(early, rules);
         if (!replacedValues.isEmpty()) throw new IllegalArgumentException("element deletes followed by no add of the same key: " + replacedValues.keySet());
         if (!flushOfDeleted.isEmpty()) throw new IllegalArgumentException("chains flushed before their delete but never deleted: " + flushOfDeleted.keySet());
 
@@ -172,6 +173,37 @@ public final class TransactionSplitter {
         if (e.key().get(0) instanceof Value.Addr a) return a;
         for (Value v : e.key()) if (v instanceof Value.Port p) return p;
         return e.id();
+    }
+
+    /**
+     * With a set or chain recreated, rewritten chains are flushed early and alone, and stay empty until their new
+     * rules arrive in rule order. A chain rewritten whole in an early unit must then not jump to one of them (its
+     * new rules would lead a packet into an empty chain that its old rules never reached): such a unit is split the
+     * same way, its flush early and its rules with the others, after the rules of the chains they jump to.
+     */
+    private static void holdRewritesThatJumpToWaitingChains(List<List<Command>> early, Map<String, List<Command>> rules) {
+        Set<String> waiting = new HashSet<>();
+        for (List<Command> u : early) {
+            if (u.size() == 1 && u.get(0).object() instanceof Chain ch && rules.containsKey(ch.name())) waiting.add(ch.name());
+        }
+        boolean held = true;
+        while (held) {
+            held = false;
+            for (int i = 0; i < early.size(); i++) {
+                List<Command> u = early.get(i);
+                if (u.size() < 2 || !jumpsToAny(u.subList(1, u.size()), waiting)) continue;
+                String chain = ((Chain) u.get(0).object()).name();
+                early.set(i, List.of(u.get(0)));
+                rules.put(chain, new ArrayList<>(u.subList(1, u.size())));
+                waiting.add(chain);
+                held = true;
+            }
+        }
+    }
+
+    private static boolean jumpsToAny(List<Command> ruleCommands, Set<String> chains) {
+        for (Command c : ruleCommands) for (String t : ((Rule) c.object()).targets()) if (chains.contains(t)) return true;
+        return false;
     }
 
     private static boolean usesCreated(List<Command> ruleCommands, Set<String> chains, Set<String> sets) {

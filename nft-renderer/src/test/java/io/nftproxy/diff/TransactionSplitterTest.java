@@ -117,6 +117,41 @@ class TransactionSplitterTest {
         }
     }
 
+    /**
+     * A changed affinity timeout recreates the affinity set, so the service chain that reads it is flushed early and
+     * alone, and gets its new rules (a second endpoint: a new endpoint chain) only later. The external chain, rewritten
+     * in the same transaction (its policy back to Cluster), jumps to that service chain: it must not be rewritten
+     * before the service chain has its rules again. A random walk found it (its seed is in the commit message).
+     */
+    @Test
+    void aChainRewrittenBesideARecreatedSetNeverJumpsIntoAnEmptyChain() {
+        TableContent before = fast(sticky(600, true, "10.180.0.6").snapshot());
+        TableContent after = fast(sticky(60, false, "10.180.0.6", "10.180.2.14").snapshot());
+        Differ.Diff d = Differ.diff(before, after);
+        Transaction tx = d.transaction();
+        for (int budget = 1; budget <= 4; budget++) {
+            InMemoryTables kernel = new InMemoryTables();
+            kernel.apply(Transaction.creating(before));
+            List<Transaction> parts = TransactionSplitter.split(tx, budget);
+            assertTrue(parts.size() > 1, "the test needs the change cut into parts");
+            for (int k = 0; k < parts.size(); k++) {
+                kernel.apply(parts.get(k));
+                assertConsistent(before, after, kernel.dump(V4), "budget " + budget + " part " + (k + 1));
+            }
+            kernel.apply(Differ.deletingChains(V4, d.staleChains()));
+            assertEquals(after, kernel.dump(V4), "budget " + budget);
+        }
+    }
+
+    private static TestClusters sticky(int timeout, boolean externalLocal, String... endpoints) {
+        TestClusters.Svc s = svc("a", "sticky").type("NodePort").clusterIP("172.30.0.42").port("http", "TCP", 80, 30042)
+                .clientIPAffinity(timeout);
+        if (externalLocal) s.externalLocal();
+        TestClusters.Slice sl = slice("a", "sticky", "sticky-1").port("http", "TCP", 8080);
+        for (String e : endpoints) sl.ready(e, NODE);
+        return cluster().service(s.build()).slice(sl.build());
+    }
+
     /** Large random changes between random clusters, split small: each part is accepted and the end is the unsplit result. */
     @Test
     void randomLargeChangesConvergeThroughTheParts() {
