@@ -88,7 +88,9 @@ public final class RandomClusters {
     private EndpointSliceObject slice(String n, ServiceObject svc) {
         TestClusters.Slice sl = TestClusters.slice(svc.meta().namespace(), n, n + "-" + rnd.nextInt(3));
         for (ServiceObject.PortSpec p : svc.ports()) sl.port(p.name(), p.protocol(), 8000 + rnd.nextInt(3));
-        int eps = rnd.nextInt(5);
+        // Now and then a slice around 16 endpoints, the most the flat layout dispatches without chains: a port
+        // crossing it moves between flat elements and chains.
+        int eps = rnd.nextInt(8) == 0 ? 13 + rnd.nextInt(10) : rnd.nextInt(5);
         for (int e = 0; e < eps; e++) {
             String ip = "10.180." + rnd.nextInt(4) + "." + (1 + rnd.nextInt(20));
             String node = rnd.nextBoolean() ? TestClusters.NODE : TestClusters.OTHER_NODE;
