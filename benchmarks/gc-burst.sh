@@ -89,7 +89,8 @@ for ((r = 1; r <= R; r++)); do
     for ((i = 0; i < C; i++)); do write "$i" "$oct"; done
     written=$(date +%s.%N)
     for ((t = 0; t < 600; t++)); do
-        n=$(ip netns exec "$NS" nft list table ip kube-proxy | grep -c "dnat to 10\.$oct\." || true)
+        # A chain's "dnat to 10.O.x.y" (fast, upstream) or a flat map's ": 10.O.x.y . 8080" (flat, the default).
+        n=$(ip netns exec "$NS" nft list table ip kube-proxy | { grep -oE "(dnat to |: )10\.$oct\." || true; } | wc -l)
         [ "$n" -ge "$C" ] && break
         sleep 1
     done
