@@ -29,9 +29,9 @@ import java.util.Set;
  *   <li>the table's own commands, together;</li>
  *   <li>elements that go away, grouped as the new ones below: references are removed before what they point
  *       at, and a Service's dispatch elements leave together;</li>
- *   <li>flushes of chains that go away, and rewrites of existing chains whose new rules use nothing this
- *       transaction creates (the flush and all new rules of the chain together, so the chain is never seen half
- *       rewritten);</li>
+ *   <li>flushes of chains that go away with this transaction, and rewrites of existing chains whose new rules
+ *       use nothing this transaction creates (the flush and all new rules of the chain together, so the chain is
+ *       never seen half rewritten);</li>
  *   <li>deletes of sets and chains that are created again under the same name (a definition changed), a chain
  *       with its flush;</li>
  *   <li>new sets and new chains, each alone (nothing refers to them yet);</li>
@@ -43,6 +43,9 @@ import java.util.Set;
  *       {@code flat-ips-…} and {@code flat-endpoints-…} ones) arrive in one transaction, so that no packet sees
  *       its ClusterIP known (and rejected on unknown ports) before it is dispatched; NodePort elements likewise
  *       by port;</li>
+ *   <li>flushes of chains left empty (stale chains, deleted by a later transaction): an element replaced above
+ *       (a {@code service-ips} goto that becomes {@code continue} in the flat layout, or leads to another chain)
+ *       led to them until its unit, so they keep their rules until then;</li>
  *   <li>deletes of sets and chains that go away, once no rule uses them any more.</li>
  * </ol>
  * Elements come last, so a verdict-map element is sent only after its chain exists with all its rules: during a
@@ -110,6 +113,7 @@ public final class TransactionSplitter {
         Map<Object, List<Command>> elements = new LinkedHashMap<>();
         Map<Element.ElementKey, Command> replacedValues = new HashMap<>();
         Map<String, Command> flushOfDeleted = new HashMap<>();
+        List<List<Command>> emptied = new ArrayList<>();
         Set<String> lateFlush = new HashSet<>();
         for (Command c : commands) {
             Object o = c.object();
@@ -128,7 +132,10 @@ public final class TransactionSplitter {
                 if (deletedChains.contains(ch.name())) {
                     flushOfDeleted.put(ch.name(), c);
                 } else if (newRules == null) {
-                    early.add(List.of(c));
+                    // A chain left empty (a stale one, deleted later): elements replaced in this transaction may still
+                    // lead to it until their unit, so it keeps its rules until then, unless a recreated set or chain
+                    // needs it unused first.
+                    (recreates ? early : emptied).add(List.of(c));
                 } else if (!usesCreated(newRules, createdChains, createdSets)) {
                     List<Command> unit = new ArrayList<>();
                     unit.add(c);
@@ -160,6 +167,7 @@ public final class TransactionSplitter {
         out.addAll(create);
         out.addAll(ruleUnitsTargetsFirst(rules, lateFlush));
         out.addAll(elements.values());
+        out.addAll(emptied);
         out.addAll(removal);
         return out;
     }
