@@ -136,7 +136,7 @@ public final class TransactionSplitter {
                     // lead to it until their unit, so it keeps its rules until then, unless a recreated set or chain
                     // needs it unused first.
                     (recreates ? early : emptied).add(List.of(c));
-                } else if (!usesCreated(newRules, createdChains, createdSets)) {
+                } else if (!uses(newRules, createdChains, createdSets)) {
                     List<Command> unit = new ArrayList<>();
                     unit.add(c);
                     unit.addAll(rules.remove(ch.name()));
@@ -199,7 +199,7 @@ public final class TransactionSplitter {
             held = false;
             for (int i = 0; i < early.size(); i++) {
                 List<Command> u = early.get(i);
-                if (u.size() < 2 || !jumpsToAny(u.subList(1, u.size()), waiting)) continue;
+                if (u.size() < 2 || !uses(u.subList(1, u.size()), waiting, Set.of())) continue;
                 String chain = ((Chain) u.get(0).object()).name();
                 early.set(i, List.of(u.get(0)));
                 rules.put(chain, new ArrayList<>(u.subList(1, u.size())));
@@ -209,12 +209,8 @@ public final class TransactionSplitter {
         }
     }
 
-    private static boolean jumpsToAny(List<Command> ruleCommands, Set<String> chains) {
-        for (Command c : ruleCommands) for (String t : ((Rule) c.object()).targets()) if (chains.contains(t)) return true;
-        return false;
-    }
-
-    private static boolean usesCreated(List<Command> ruleCommands, Set<String> chains, Set<String> sets) {
+    /** Whether any of the rules jumps or goes to one of {@code chains} or reads one of {@code sets}. */
+    private static boolean uses(List<Command> ruleCommands, Set<String> chains, Set<String> sets) {
         for (Command c : ruleCommands) {
             Rule r = (Rule) c.object();
             for (String t : r.targets()) if (chains.contains(t)) return true;
