@@ -523,8 +523,7 @@ public final class KernelTableParser {
         for (Object p : parts.subList(0, parts.size() - 1)) fields.add(field(p));
         if (fields.get(fields.size() - 1).impliedProtocol() == null) throw new NotOurs("dnat map key not ending in a protocol's port");
         Statement.DnatMap d = new Statement.DnatMap(fields, numgenMod(parts.get(parts.size() - 1)), named.substring(1));
-        NftSet m = sets.get(d.map());
-        if (m == null || !dataMaps.containsKey(d.map())) throw new NotOurs("dnat through " + d.map() + ", not one of our data maps");
+        if (!dataMaps.containsKey(d.map())) throw new NotOurs("dnat through " + d.map() + ", not one of our data maps");
         Statement.DnatMap other = dnatMaps.putIfAbsent(d.map(), d);
         if (other != null && !other.equals(d)) throw new NotOurs("data map " + d.map() + " read with two keys");
         return d;
