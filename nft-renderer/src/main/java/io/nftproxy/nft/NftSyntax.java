@@ -257,6 +257,13 @@ public final class NftSyntax {
         else if (v instanceof Verdict.Continue) sb.append("continue");
     }
 
+    /** Fields as nft spells them in this family, joined by {@code " . "}: {@code ip daddr . tcp dport}. */
+    public String fieldsText(List<Field> fs) {
+        StringBuilder sb = new StringBuilder();
+        fields(sb, fs);
+        return sb.toString();
+    }
+
     private void fields(StringBuilder sb, List<Field> fs) {
         for (int i = 0; i < fs.size(); i++) {
             if (i > 0) sb.append(" . ");

@@ -485,7 +485,7 @@ public final class PacketTracer {
 
         private String foreignPortText(Field f) {
             String p = f.impliedProtocol().nftName();
-            return fieldText(f) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
+            return fieldsText(List.of(f)) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
                     + packet.proto().nftName();
         }
 
@@ -544,22 +544,7 @@ public final class PacketTracer {
             return fields.stream().map(this::fieldValue).collect(Collectors.joining(" . "));
         }
 
-        private String fieldsText(List<Field> fields) {
-            return fields.stream().map(this::fieldText).collect(Collectors.joining(" . "));
-        }
-
-        private String fieldText(Field f) {
-            String fam = table.family().nftFamily();
-            return switch (f) {
-                case SADDR -> fam + " saddr";
-                case DADDR -> fam + " daddr";
-                case L4PROTO -> "meta l4proto";
-                case DPORT -> "th dport";
-                case TCP_DPORT -> "tcp dport";
-                case UDP_DPORT -> "udp dport";
-                case SCTP_DPORT -> "sctp dport";
-            };
-        }
+        private String fieldsText(List<Field> fields) { return syntax.fieldsText(fields); }
 
         private void step(String chain, int depth, String ruleText, String detail) {
             steps.add(new Step(hook, chain, depth, ruleText, detail));
