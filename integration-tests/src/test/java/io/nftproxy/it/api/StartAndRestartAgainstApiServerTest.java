@@ -39,9 +39,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -155,18 +153,7 @@ class StartAndRestartAgainstApiServerTest {
 
         // A poller reads service-ips as fast as nft lists it, from before the old daemon stops until after the new
         // one is healthy: the fewest Services it ever saw is what a packet could have met.
-        AtomicBoolean polling = new AtomicBoolean(true);
-        AtomicInteger fewest = new AtomicInteger(Integer.MAX_VALUE);
-        AtomicLong polls = new AtomicLong();
-        Thread poller = new Thread(() -> {
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            while (polling.get() && System.nanoTime() < deadline) {
-                fewest.accumulateAndGet(ServiceIpsMap.count(node), Math::min);
-                polls.incrementAndGet();
-            }
-        }, "service-ips-poller");
-        poller.start();
-        try {
+        try (ServiceIpsPoller poller = ServiceIpsPoller.start(node)) {
             Thread.sleep(300);
             first.close();
             long t0 = System.nanoTime();
@@ -175,16 +162,13 @@ class StartAndRestartAgainstApiServerTest {
             assertTrue(second.daemon.awaitFirstSync(Duration.ofSeconds(60)), "restarted daemon synced");
             long healthy = (System.nanoTime() - t0) / 1_000_000;
             Thread.sleep(1_500);
-            polling.set(false);
-            poller.join(10_000);
+            poller.stop();
             System.out.printf("restart: healthy %d ms after start; %d commands sent; fewest services seen in service-ips %d of %d over %d polls%n",
-                    healthy, nft.commands.get(), fewest.get(), expectedServiceIps, polls.get());
+                    healthy, nft.commands.get(), poller.fewest(), expectedServiceIps, poller.polls());
             assertEquals(0, nft.commands.get(), "commands sent by the restarted daemon");
-            assertEquals(expectedServiceIps, fewest.get(), "fewest services in service-ips during the restart");
-            assertTrue(polls.get() > 5, "the poller ran");
+            assertEquals(expectedServiceIps, poller.fewest(), "fewest services in service-ips during the restart");
+            assertTrue(poller.polls() > 5, "the poller ran");
             assertEquals(handles, node.nftOut("-a", "list", "table", "ip", "kube-proxy"), "every rule kept its handle");
-        } finally {
-            polling.set(false);
         }
     }
 
@@ -204,33 +188,7 @@ class StartAndRestartAgainstApiServerTest {
         // Ours, and default/kubernetes when something wrote its slice.
         assertTrue(serviceChains().size() >= SERVICES, "the fast table has a chain per service");
 
-        // A listing is a packet's view only if no commit landed while nft read it: the kernel dumps a large map
-        // in several messages, and one read across a commit (seen here: 988 elements, old and new mixed) is no
-        // state the table was ever in. Such readings are counted and left out.
-        AtomicBoolean polling = new AtomicBoolean(true);
-        AtomicInteger fewest = new AtomicInteger(Integer.MAX_VALUE);
-        AtomicLong polls = new AtomicLong(), acrossACommit = new AtomicLong();
-        io.nftproxy.netlink.nft.RulesetGeneration generation = io.nftproxy.netlink.nft.RulesetGeneration.openIn(node.name());
-        cleanup.add(generation::close);
-        Thread poller = new Thread(() -> {
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            try {
-                while (polling.get() && System.nanoTime() < deadline) {
-                    long g = generation.current();
-                    int n = ServiceIpsMap.count(node);
-                    if (generation.current() != g) {
-                        acrossACommit.incrementAndGet();
-                        continue;
-                    }
-                    fewest.accumulateAndGet(n, Math::min);
-                    polls.incrementAndGet();
-                }
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }, "service-ips-poller");
-        poller.start();
-        try {
+        try (ServiceIpsPoller poller = ServiceIpsPoller.start(node)) {
             Thread.sleep(300);
             first.close();
             Counting nft = counting();
@@ -241,19 +199,16 @@ class StartAndRestartAgainstApiServerTest {
                 dnat = dnatCounts();
                 if (dnat.size() == SERVICES && serviceChains().isEmpty()) break;
             }
-            polling.set(false);
-            poller.join(10_000);
+            poller.stop();
             System.out.printf("upgrade fast -> flat: %d commands in %d transaction(s); fewest services seen in service-ips %d of %d over %d polls (%d across a commit, left out)%n",
-                    nft.commands.get(), nft.transactions(IpFamily.IPV4), fewest.get(), expectedServiceIps, polls.get(), acrossACommit.get());
+                    nft.commands.get(), nft.transactions(IpFamily.IPV4), poller.fewest(), expectedServiceIps, poller.polls(), poller.acrossACommit());
             assertEquals(SERVICES, dnat.size(), "services DNATed after the upgrade");
             assertTrue(dnat.values().stream().allMatch(n -> n == 2), "both endpoints of every service");
             assertTrue(nft.transactions(IpFamily.IPV4) > 1, "the switch was cut into parts");
-            assertTrue(fewest.get() >= expectedServiceIps, "fewest services in service-ips during the upgrade: " + fewest.get());
-            assertTrue(polls.get() > 5, "the poller ran");
+            assertTrue(poller.fewest() >= expectedServiceIps, "fewest services in service-ips during the upgrade: " + poller.fewest());
+            assertTrue(poller.polls() > 5, "the poller ran");
             assertEquals(List.of(), serviceChains(), "the simple services' chains are gone once their grace ran out");
             assertTrue(node.listTableText(IpFamily.IPV4).contains("flat-endpoints-tcp-2"), "the flat maps hold the services");
-        } finally {
-            polling.set(false);
         }
     }
 
