@@ -227,8 +227,22 @@ public final class Demo implements AutoCloseable {
      * chain layouts; in the flat layout the one rule that DNATs through the map for hello's endpoint count and
      * hello's elements of that map (sorted: nft lists a map in hash order), since hello has no chain of its own.
      */
-    private String helloRules() throws IOException {
+    private String helloRules() throws IOException, InterruptedException {
         if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
+        // The maps are listed one nft call each: a change that moves hello from one map to another between two
+        // calls leaves it in none of the listings, so a miss is read again (a few times, a poll apart).
+        for (int attempt = 0; attempt < FLAT_READS; attempt++) {
+            String rules = flatHelloRules();
+            if (rules != null) return rules;
+            Thread.sleep(POLL.toMillis());
+        }
+        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+    }
+
+    private static final int FLAT_READS = 10;
+
+    /** hello's flat rule and map elements, or null when no map listed holds hello. */
+    private String flatHelloRules() throws IOException {
         String services = nft("list", "chain", "ip", "kube-proxy", "services");
         for (String rule : services.lines().map(String::strip).filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
             String map = rule.substring(rule.lastIndexOf('@') + 1);
@@ -242,7 +256,7 @@ public final class Demo implements AutoCloseable {
             for (String e : hello) b.append("    ").append(e).append('\n');
             return b.toString();
         }
-        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+        return null;
     }
 
     private String nft(String... args) throws IOException {
