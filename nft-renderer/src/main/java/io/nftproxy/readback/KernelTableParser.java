@@ -234,8 +234,7 @@ public final class KernelTableParser {
             comment = optString(wrapped.get("comment"));
             keyExpr = wrapped.get("val");
         }
-        List<Object> parts = keyExpr instanceof Map<?, ?> m && m.containsKey("concat")
-                ? list(map(keyExpr, "concat").get("concat"), "concat") : List.of(keyExpr);
+        List<Object> parts = itemsOr(keyExpr, "concat");
         if (parts.size() != set.keyType().size()) throw new NotOurs("key has " + parts.size() + " parts, type has " + set.keyType().size());
         List<Value> key = new ArrayList<>();
         for (int i = 0; i < parts.size(); i++) key.add(value(set.keyType().get(i), parts.get(i)));
@@ -362,7 +361,7 @@ public final class KernelTableParser {
         }
         if (l.containsKey("&")) {
             List<Object> and = list(l.get("&"), "&");
-            if (and.size() != 2 || !isMetaMark(and.get(0)) || !op.equals("!=") || !Long.valueOf(0).equals(right)) {
+            if (and.size() != 2 || !isMeta(and.get(0), "mark") || !op.equals("!=") || !Long.valueOf(0).equals(right)) {
                 throw new NotOurs("bitwise match form");
             }
             return new Match.MarkBits(mark(and.get(1)));
@@ -377,10 +376,8 @@ public final class KernelTableParser {
             return new Match.IifName(name, op.equals("!="));
         }
         if (l.containsKey("meta") && !isMeta(left, "l4proto")) throw new NotOurs("meta match");
-        boolean negated;
-        if (op.equals("==")) negated = false;
-        else if (op.equals("!=")) negated = true;
-        else throw new NotOurs("operator " + op);
+        if (!op.equals("==") && !op.equals("!=")) throw new NotOurs("operator " + op);
+        boolean negated = op.equals("!=");
         List<Field> fields = fields(left);
         if (right instanceof String s && s.startsWith("@")) return new Match.SetLookup(fields, s.substring(1), negated);
         if (fields.size() == 1 && fields.get(0) == Field.L4PROTO) {
@@ -394,10 +391,8 @@ public final class KernelTableParser {
     }
 
     private List<IpPrefix> prefixes(Object right) {
-        List<Object> items = right instanceof Map<?, ?> m && m.containsKey("set")
-                ? list(map(right, "set").get("set"), "set") : List.of(right);
         List<IpPrefix> out = new ArrayList<>();
-        for (Object i : items) {
+        for (Object i : itemsOr(right, "set")) {
             if (i instanceof String s) {
                 out.add(IpPrefix.host(IpAddress.parse(s, family)));
                 continue;
@@ -439,9 +434,7 @@ public final class KernelTableParser {
                 if (key instanceof Map<?, ?> k && k.containsKey("numgen")) {
                     int mod = numgenMod(key);
                     List<Object> data = list(map(v.get("data"), "vmap data").get("set"), "vmap set");
-                    List<Verdict> targets = new ArrayList<>();
-                    for (Object d : indexed(data, mod)) targets.add(verdict(d));
-                    return new Statement.NumgenVmap(targets);
+                    return new Statement.NumgenVmap(indexed(data, mod).stream().map(KernelTableParser::verdict).toList());
                 }
                 Object data = v.get("data");
                 if (!(data instanceof String s) || !s.startsWith("@")) throw new NotOurs("vmap with an anonymous map");
@@ -450,12 +443,12 @@ public final class KernelTableParser {
             case "mangle": {
                 Map<String, Object> m = map(body, "mangle");
                 keys(m, Set.of("key", "value"));
-                if (!isMetaMark(m.get("key"))) throw new NotOurs("mangle of something other than the mark");
+                if (!isMeta(m.get("key"), "mark")) throw new NotOurs("mangle of something other than the mark");
                 Map<String, Object> val = map(m.get("value"), "mangle value");
                 if (val.size() != 1) throw new NotOurs("mangle value form");
                 String op = val.keySet().iterator().next();
                 List<Object> operands = list(val.get(op), "operands");
-                if (operands.size() != 2 || !isMetaMark(operands.get(0))) throw new NotOurs("mangle value form");
+                if (operands.size() != 2 || !isMeta(operands.get(0), "mark")) throw new NotOurs("mangle value form");
                 if (op.equals("|")) return new Statement.MarkOr(mark(operands.get(1)));
                 if (op.equals("^")) return new Statement.MarkXor(mark(operands.get(1)));
                 throw new NotOurs("mark operator " + op);
@@ -499,9 +492,7 @@ public final class KernelTableParser {
         if (m.get("data") instanceof String named) return dnatThroughMap(m.get("key"), named);
         int mod = numgenMod(m.get("key"));
         List<Object> data = list(map(m.get("data"), "dnat data").get("set"), "dnat set");
-        List<Statement.Target> targets = new ArrayList<>();
-        for (Object t : indexed(data, mod)) targets.add(target(t));
-        return new Statement.Dnat(targets, false);
+        return new Statement.Dnat(indexed(data, mod).stream().map(this::target).toList(), false);
     }
 
     /** {@code addr . port}, a DNAT target or a data map's value. */
@@ -519,8 +510,7 @@ public final class KernelTableParser {
         if (!named.startsWith("@")) throw new NotOurs("dnat map " + named);
         List<Object> parts = list(map(key, "dnat map key").get("concat"), "dnat map key");
         if (parts.size() < 2) throw new NotOurs("dnat map key without a numgen slot");
-        List<Field> fields = new ArrayList<>();
-        for (Object p : parts.subList(0, parts.size() - 1)) fields.add(field(p));
+        List<Field> fields = parts.subList(0, parts.size() - 1).stream().map(this::field).toList();
         if (fields.get(fields.size() - 1).impliedProtocol() == null) throw new NotOurs("dnat map key not ending in a protocol's port");
         Statement.DnatMap d = new Statement.DnatMap(fields, numgenMod(parts.get(parts.size() - 1)), named.substring(1));
         if (!dataMaps.containsKey(d.map())) throw new NotOurs("dnat through " + d.map() + ", not one of our data maps");
@@ -557,32 +547,25 @@ public final class KernelTableParser {
         Map<String, Object> m = map(v, "verdict");
         if (m.size() != 1) throw new NotOurs("verdict form");
         String k = m.keySet().iterator().next();
-        switch (k) {
-            case "drop": case "accept": case "return": case "continue":
-                if (m.get(k) != null) throw new NotOurs("verdict with an argument");
-                return switch (k) {
-                    case "drop" -> new Verdict.Drop();
-                    case "accept" -> new Verdict.Accept();
-                    case "return" -> new Verdict.Return();
-                    default -> new Verdict.Continue();
-                };
-            case "jump": case "goto": {
-                Map<String, Object> t = map(m.get(k), k);
-                keys(t, Set.of("target"));
-                String target = string(t.get("target"));
-                return k.equals("jump") ? new Verdict.Jump(target) : new Verdict.Goto(target);
-            }
-            default:
-                throw new NotOurs("verdict " + k);
+        if (k.equals("jump") || k.equals("goto")) {
+            Map<String, Object> t = map(m.get(k), k);
+            keys(t, Set.of("target"));
+            String target = string(t.get("target"));
+            return k.equals("jump") ? new Verdict.Jump(target) : new Verdict.Goto(target);
         }
+        Verdict plain = switch (k) {
+            case "drop" -> new Verdict.Drop();
+            case "accept" -> new Verdict.Accept();
+            case "return" -> new Verdict.Return();
+            case "continue" -> new Verdict.Continue();
+            default -> throw new NotOurs("verdict " + k);
+        };
+        if (m.get(k) != null) throw new NotOurs("verdict with an argument");
+        return plain;
     }
 
     private List<Field> fields(Object expr) {
-        List<Object> parts = expr instanceof Map<?, ?> m && m.containsKey("concat")
-                ? list(map(expr, "concat").get("concat"), "concat") : List.of(expr);
-        List<Field> out = new ArrayList<>();
-        for (Object p : parts) out.add(field(p));
-        return out;
+        return itemsOr(expr, "concat").stream().map(this::field).toList();
     }
 
     private Field field(Object expr) {
@@ -601,8 +584,6 @@ public final class KernelTableParser {
         }
         throw new NotOurs("field " + Json.write(expr));
     }
-
-    private static boolean isMetaMark(Object expr) { return isMeta(expr, "mark"); }
 
     private static boolean isMeta(Object expr, String key) {
         return expr instanceof Map<?, ?> m && m.size() == 1 && m.get("meta") instanceof Map<?, ?> meta
@@ -646,13 +627,15 @@ public final class KernelTableParser {
 
     private static String optString(Object o) { return o == null ? null : string(o); }
 
+    /** The items of {@code {"concat": [...]}} or {@code {"set": [...]}} (per {@code key}), or {@code expr} alone. */
+    private static List<Object> itemsOr(Object expr, String key) {
+        return expr instanceof Map<?, ?> m && m.containsKey(key) ? list(m.get(key), key) : List.of(expr);
+    }
+
     /** A single string or an array of strings (nft prints a one-element list either way, depending on version). */
     private static List<String> strings(Object o) {
         if (o instanceof String s) return List.of(s);
-        List<String> out = new ArrayList<>();
-        List<Object> l = list(o, "string list");
-        for (Object x : l) out.add(string(x));
-        return out;
+        return list(o, "string list").stream().map(KernelTableParser::string).toList();
     }
 
     private static int intIn(Object o, long min, long max, String what) {
