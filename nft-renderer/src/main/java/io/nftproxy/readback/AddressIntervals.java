@@ -27,7 +27,7 @@ final class AddressIntervals {
         IpFamily fam = null;
         BigInteger lo = null, hi = null;
         for (IpPrefix p : sorted) {
-            BigInteger a = first(p), b = last(p);
+            BigInteger a = value(p.address()), b = last(p);
             if (lo != null && p.family() == fam && a.compareTo(hi.add(BigInteger.ONE)) <= 0) {
                 if (b.compareTo(hi) > 0) hi = b;
                 continue;
@@ -61,8 +61,6 @@ final class AddressIntervals {
         }
         return out;
     }
-
-    private static BigInteger first(IpPrefix p) { return value(p.address()); }
 
     private static BigInteger last(IpPrefix p) {
         int hostBits = p.family().bits() - p.length();

@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * A small strict JSON reader (RFC 8259) for the documents {@code nft -j} prints, so the pure core needs no JSON
@@ -39,56 +40,27 @@ public final class Json {
 
     /** Compact JSON text of a value this class produced (or any Map/List/String/Number/Boolean/null), for messages. */
     public static String write(Object v) {
-        StringBuilder b = new StringBuilder();
-        write(b, v);
-        return b.toString();
-    }
-
-    private static void write(StringBuilder b, Object v) {
-        if (v == null) {
-            b.append("null");
-        } else if (v instanceof String str) {
-            b.append('"');
+        if (v instanceof String str) {
+            StringBuilder b = new StringBuilder("\"");
             for (int i = 0; i < str.length(); i++) {
                 char c = str.charAt(i);
                 if (c == '"' || c == '\\') b.append('\\').append(c);
                 else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
                 else b.append(c);
             }
-            b.append('"');
+            return b.append('"').toString();
         } else if (v instanceof Map<?, ?> m) {
-            b.append('{');
-            boolean first = true;
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                if (!first) b.append(", ");
-                first = false;
-                write(b, String.valueOf(e.getKey()));
-                b.append(": ");
-                write(b, e.getValue());
-            }
-            b.append('}');
+            return m.entrySet().stream().map(e -> write(String.valueOf(e.getKey())) + ": " + write(e.getValue()))
+                    .collect(Collectors.joining(", ", "{", "}"));
         } else if (v instanceof List<?> l) {
-            b.append('[');
-            for (int i = 0; i < l.size(); i++) {
-                if (i > 0) b.append(", ");
-                write(b, l.get(i));
-            }
-            b.append(']');
-        } else {
-            b.append(v);
+            return l.stream().map(Json::write).collect(Collectors.joining(", ", "[", "]"));
         }
+        return String.valueOf(v);
     }
 
-    /** A syntax error, with the offset (0-based, in chars) where it was found. */
+    /** A syntax error; the message ends with the offset (0-based, in chars) where it was found. */
     public static final class JsonException extends IllegalArgumentException {
-        private final int offset;
-
-        JsonException(String message, int offset) {
-            super(message + " at offset " + offset);
-            this.offset = offset;
-        }
-
-        public int offset() { return offset; }
+        JsonException(String message, int offset) { super(message + " at offset " + offset); }
     }
 
     private Object value(int depth) {

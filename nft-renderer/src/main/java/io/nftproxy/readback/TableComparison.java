@@ -187,16 +187,12 @@ public final class TableComparison {
     }
 
     private static List<Rule> canonical(List<Rule> rules) {
-        List<Rule> out = new ArrayList<>(rules.size());
-        for (Rule r : rules) {
-            List<Match> ms = new ArrayList<>();
-            for (Match m : r.matches()) {
-                if (m instanceof Match.AddrIn a) ms.add(new Match.AddrIn(a.field(), a.negated(), AddressIntervals.canonical(a.prefixes())));
-                else ms.add(m);
-            }
-            out.add(new Rule(r.chain(), ms, r.statements(), r.comment()));
-        }
-        return out;
+        return rules.stream().map(r -> new Rule(r.chain(), r.matches().stream().map(TableComparison::canonical).toList(),
+                r.statements(), r.comment())).toList();
+    }
+
+    private static Match canonical(Match m) {
+        return m instanceof Match.AddrIn a ? new Match.AddrIn(a.field(), a.negated(), AddressIntervals.canonical(a.prefixes())) : m;
     }
 
     /** The rule as nft would print it; the record itself if a name from the kernel is not one we could write. */
