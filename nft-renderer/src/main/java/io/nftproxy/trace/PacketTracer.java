@@ -18,12 +18,14 @@ import io.nftproxy.proxy.NodeContext;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Walks the first packet of a new connection through a rendered {@link TableContent}, hook by hook in netfilter's
@@ -71,13 +73,13 @@ public final class PacketTracer {
         // queue every untried alternative of the choices the run made on its own.
         Deque<List<Integer>> pending = new ArrayDeque<>();
         pending.push(List.of());
-        List<List<Integer>> done = new ArrayList<>();
+        List<Integer[]> done = new ArrayList<>();
         while (!pending.isEmpty()) {
             List<Integer> forced = pending.pop();
             Run run = new Run(table, node, local, p, forced);
             Trace.Branch b = run.execute();
             branches.add(b);
-            done.add(run.taken);
+            done.add(run.taken.toArray(Integer[]::new));
             if (branches.size() > MAX_BRANCHES) {
                 throw new TraceException("more than " + MAX_BRANCHES + " possible paths for " + p + "; giving up");
             }
@@ -90,18 +92,8 @@ public final class PacketTracer {
             }
         }
         // Branch order follows the pick indices (numgen order), whatever order the search found them in.
-        List<Integer> order = new ArrayList<>();
-        for (int i = 0; i < branches.size(); i++) order.add(i);
-        order.sort(Comparator.comparing(done::get, PacketTracer::compareChoices));
-        return new Trace(p, table.family(), order.stream().map(branches::get).toList());
-    }
-
-    private static int compareChoices(List<Integer> a, List<Integer> b) {
-        for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
-            int c = Integer.compare(a.get(i), b.get(i));
-            if (c != 0) return c;
-        }
-        return Integer.compare(a.size(), b.size());
+        return new Trace(p, table.family(), IntStream.range(0, branches.size()).boxed()
+                .sorted(Comparator.comparing(done::get, Arrays::compare)).map(branches::get).toList());
     }
 
     /** How a chain or rule ended. NEXT: go on with the next rule; RETURN: leave this chain for its caller. */
@@ -146,8 +138,7 @@ public final class PacketTracer {
         Trace.Branch execute() {
             String delivery;
             if (packet.origin() == Origin.HOST) {
-                if (!hook("output")) return finish(null);
-                if (!hook("postrouting")) return finish(null);
+                if (!hook("output") || !hook("postrouting")) return finish(null);
                 if (isLocal(dst)) {
                     // Looped back through lo, the first packet keeps its conntrack entry, still new, so filter-input
                     // sees it: a host's connection to its own NodePort without endpoints is rejected there (checked
@@ -167,8 +158,7 @@ public final class PacketTracer {
                     delivery = "delivered to a local socket";
                 } else {
                     note(null, "routing: " + dst + " is not a local address -> forward path");
-                    if (!hook("forward")) return finish(null);
-                    if (!hook("postrouting")) return finish(null);
+                    if (!hook("forward") || !hook("postrouting")) return finish(null);
                     delivery = "forwarded";
                 }
             }
@@ -194,8 +184,7 @@ public final class PacketTracer {
             for (Chain c : bases) {
                 note(c.name(), "base chain " + c.name() + " (type " + c.hook().type() + ", hook " + name
                         + ", priority " + c.hook().priority() + ")");
-                Flow f = chain(c.name(), 0);
-                if (f == Flow.DROP) return false;
+                if (chain(c.name(), 0) == Flow.DROP) return false;
             }
             return true;
         }
@@ -209,9 +198,7 @@ public final class PacketTracer {
             if (depth > 0) step(name, depth - 1, null, "enter " + name);
             for (Rule r : table.rules(name)) {
                 Flow f = rule(r, name, depth);
-                if (f == Flow.NEXT) continue;
-                if (f == Flow.RETURN) return Flow.RETURN;
-                return f;
+                if (f != Flow.NEXT) return f;
             }
             step(name, depth, null, depth == 0 ? "end of " + name + ": policy accept"
                     : "end of " + name + ": return to caller");
@@ -270,8 +257,7 @@ public final class PacketTracer {
                     reason = "mark " + hex(markBit(r)) + " set in " + markSetBy;
                 } else reason = why.isEmpty() ? "unconditional masquerade in " + chain : String.join("; ", why);
                 masquerade = new Outcome.Masquerade(true, reason);
-                why.add("MASQUERADE: source NATed to the outgoing interface address");
-                step(chain, depth, text, String.join("; ", why));
+                explain(chain, depth, text, why, "MASQUERADE: source NATed to the outgoing interface address");
                 return Flow.ACCEPT;
             } else if (s instanceof Statement.Dnat d) {
                 int n = d.targets().size();
@@ -279,45 +265,39 @@ public final class PacketTracer {
                 Statement.Target t = d.targets().get(i);
                 dnatTo(t, chain);
                 String pick = n > 1 ? " (numgen random mod " + n + " picked " + i + "; every pick is traced)" : "";
-                why.add("DNAT to " + t.ip().withPort(t.port()) + pick);
-                step(chain, depth, text, String.join("; ", why));
+                explain(chain, depth, text, why, "DNAT to " + t.ip().withPort(t.port()) + pick);
                 return Flow.ACCEPT;
             } else if (s instanceof Statement.DnatMap d) {
                 return dnatMap(d, text, chain, depth, why);
             } else if (s instanceof Statement.Reject) {
-                why.add("REJECT (ICMP port unreachable)");
-                step(chain, depth, text, String.join("; ", why));
+                explain(chain, depth, text, why, "REJECT (ICMP port unreachable)");
                 end = new Outcome.Reject(chain, text);
                 return Flow.DROP;
             } else if (s instanceof Statement.Decide d) {
-                why.add(d.verdict().text() + (d.verdict() instanceof Verdict.Continue ? nextRule(chain) : ""));
-                step(chain, depth, text, String.join("; ", why));
+                explain(chain, depth, text, why, d.verdict().text() + (d.verdict() instanceof Verdict.Continue ? nextRule(chain) : ""));
                 return verdict(d.verdict(), chain, text, depth);
             } else if (s instanceof Statement.VmapLookup v) {
                 Field foreign = foreignPort(v.fields());
                 if (foreign != null) {
-                    why.add(foreignPortText(foreign) + ": the rule stops at its vmap");
-                    step(chain, depth, text, String.join("; ", why));
+                    explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops at its vmap");
                     return Flow.NEXT;
                 }
                 String key = keyText(v.fields());
                 Element e = table.element(v.map(), key(v.fields()));
                 if (e == null || e.value() == null) {
-                    why.add(fieldsText(v.fields()) + " " + key + " not in @" + v.map() + ": no element, on with the next rule");
-                    step(chain, depth, text, String.join("; ", why));
+                    explain(chain, depth, text, why, syntax.fieldsText(v.fields()) + " " + key + " not in @" + v.map()
+                            + ": no element, on with the next rule");
                     return Flow.NEXT;
                 }
-                why.add(fieldsText(v.fields()) + " " + key + " found in @" + v.map()
+                explain(chain, depth, text, why, syntax.fieldsText(v.fields()) + " " + key + " found in @" + v.map()
                         + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + e.value().text()
                         + (e.value() instanceof Verdict.Continue ? nextRule(chain) : ""));
-                step(chain, depth, text, String.join("; ", why));
                 return verdict(e.value(), chain, v.map() + " element " + key + " : " + e.value().text(), depth);
             } else if (s instanceof Statement.NumgenVmap n) {
                 int i = choose(n.targets().size(), n.targets().stream().map(Verdict::text).toList());
                 Verdict v = n.targets().get(i);
-                why.add("numgen random mod " + n.targets().size() + " picked " + i + " -> " + v.text()
+                explain(chain, depth, text, why, "numgen random mod " + n.targets().size() + " picked " + i + " -> " + v.text()
                         + (n.targets().size() > 1 ? " (every pick is traced)" : ""));
-                step(chain, depth, text, String.join("; ", why));
                 return verdict(v, chain, text, depth);
             }
             throw new TraceException("statement the tracer does not model: " + s);
@@ -332,8 +312,7 @@ public final class PacketTracer {
         private Flow dnatMap(Statement.DnatMap d, String text, String chain, int depth, List<String> why) {
             Field foreign = foreignPort(d.key());
             if (foreign != null) {
-                why.add(foreignPortText(foreign) + ": the rule stops before its dnat");
-                step(chain, depth, text, String.join("; ", why));
+                explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops before its dnat");
                 return Flow.NEXT;
             }
             int n = d.numgenModulus();
@@ -354,9 +333,8 @@ public final class PacketTracer {
             String element = (prefix.isEmpty() ? "" : keyText(d.key()) + " . ") + i;
             String traced = n > 1 ? "; every slot is traced" : "";
             if (e == null) {
-                why.add(via + ": no element " + element + ", so the dnat does nothing and the rule stops"
+                explain(chain, depth, text, why, via + ": no element " + element + ", so the dnat does nothing and the rule stops"
                         + nextRule(chain) + traced);
-                step(chain, depth, text, String.join("; ", why));
                 return Flow.NEXT;
             }
             if (e.data() == null) {
@@ -364,8 +342,7 @@ public final class PacketTracer {
             }
             Statement.Target t = e.data();
             dnatTo(t, chain);
-            why.add(via + " -> " + t.ip().withPort(t.port()) + " (element " + element + traced + ")");
-            step(chain, depth, text, String.join("; ", why));
+            explain(chain, depth, text, why, via + " -> " + t.ip().withPort(t.port()) + " (element " + element + traced + ")");
             return Flow.ACCEPT;
         }
 
@@ -419,7 +396,7 @@ public final class PacketTracer {
                 }
                 Element e = table.element(l.set(), key(l.fields()));
                 boolean in = e != null;
-                String what = fieldsText(l.fields()) + " " + keyText(l.fields());
+                String what = syntax.fieldsText(l.fields()) + " " + keyText(l.fields());
                 NftSet set = table.set(l.set());
                 String note = "";
                 if (!in && set != null && (set.flags().contains("dynamic") || l.set().startsWith("affinity-"))) {
@@ -434,7 +411,7 @@ public final class PacketTracer {
                 IpAddress addr = a.field() == Field.SADDR ? packet.src() : dst;
                 boolean in = a.prefixes().stream().anyMatch(p -> p.contains(addr));
                 String set = a.prefixes().stream().map(IpPrefix::toString).collect(Collectors.joining(", ", "{ ", " }"));
-                detail[0] = fieldsText(List.of(a.field())) + " " + addr + (in ? " in " : " not in ") + set;
+                detail[0] = syntax.fieldsText(List.of(a.field())) + " " + addr + (in ? " in " : " not in ") + set;
                 return in != a.negated();
             } else if (m instanceof Match.ProtoIs p) {
                 detail[0] = "meta l4proto " + packet.proto().nftName() + (p.protocol() == packet.proto() ? "" : " is not " + p.protocol().nftName());
@@ -477,15 +454,13 @@ public final class PacketTracer {
 
         /** The first protocol-bound port ({@code tcp dport} …) among {@code fields} of another protocol than the packet's. */
         private Field foreignPort(List<Field> fields) {
-            for (Field f : fields) {
-                if (f.impliedProtocol() != null && f.impliedProtocol() != packet.proto()) return f;
-            }
-            return null;
+            return fields.stream().filter(f -> f.impliedProtocol() != null && f.impliedProtocol() != packet.proto())
+                    .findFirst().orElse(null);
         }
 
         private String foreignPortText(Field f) {
             String p = f.impliedProtocol().nftName();
-            return fieldsText(List.of(f)) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
+            return syntax.fieldsText(List.of(f)) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
                     + packet.proto().nftName();
         }
 
@@ -518,11 +493,7 @@ public final class PacketTracer {
 
         private boolean isLocal(IpAddress a) { return a.isLoopback() || local.contains(a); }
 
-        private List<Value> key(List<Field> fields) {
-            List<Value> out = new ArrayList<>(fields.size());
-            for (Field f : fields) out.add(value(f));
-            return out;
-        }
+        private List<Value> key(List<Field> fields) { return fields.stream().map(this::value).toList(); }
 
         /** The packet's value of a field, as it stands now (after a DNAT: the new destination). */
         private Value value(Field f) {
@@ -544,10 +515,14 @@ public final class PacketTracer {
             return fields.stream().map(this::fieldValue).collect(Collectors.joining(" . "));
         }
 
-        private String fieldsText(List<Field> fields) { return syntax.fieldsText(fields); }
-
         private void step(String chain, int depth, String ruleText, String detail) {
             steps.add(new Step(hook, chain, depth, ruleText, detail));
+        }
+
+        /** Adds {@code last} to the rule's explanation {@code why} and writes the rule's step. */
+        private void explain(String chain, int depth, String text, List<String> why, String last) {
+            why.add(last);
+            step(chain, depth, text, String.join("; ", why));
         }
 
         private void note(String chain, String detail) { steps.add(new Step(hook, chain, 0, null, detail)); }
