@@ -2,7 +2,6 @@ package io.nftproxy.trace;
 
 import io.nftproxy.net.IpAddress;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -36,8 +35,6 @@ public sealed interface Outcome {
 
         @Override public Kind kind() { return Kind.DNAT; }
 
-        public boolean random() { return targets.size() > 1; }
-
         public List<String> hostPorts() { return targets.stream().map(Target::hostPort).toList(); }
 
         /** "yes" or "no" when every target agrees, else {@code ip:port=yes|ip:port=no}. */
@@ -51,16 +48,12 @@ public sealed interface Outcome {
         @Override public String summary() {
             StringBuilder sb = new StringBuilder("DNAT to ");
             sb.append(String.join(" | ", hostPorts()));
-            if (random()) sb.append(" (random)");
+            if (targets.size() > 1) sb.append(" (random)");
             boolean sameMasq = targets.stream().map(Target::masquerade).distinct().count() == 1;
-            if (sameMasq) {
-                sb.append(", masquerade: ").append(targets.get(0).masquerade().text());
-            } else {
-                sb.append(", masquerade: ").append(targets.stream()
-                        .map(t -> t.hostPort() + " " + t.masquerade().text()).collect(Collectors.joining("; ")));
-            }
-            List<String> sets = new ArrayList<>();
-            for (Target t : targets) if (t.affinitySet() != null) sets.add(t.hostPort() + " -> @" + t.affinitySet());
+            sb.append(", masquerade: ").append(sameMasq ? targets.get(0).masquerade().text() : targets.stream()
+                    .map(t -> t.hostPort() + " " + t.masquerade().text()).collect(Collectors.joining("; ")));
+            List<String> sets = targets.stream().filter(t -> t.affinitySet() != null)
+                    .map(t -> t.hostPort() + " -> @" + t.affinitySet()).toList();
             if (!sets.isEmpty()) sb.append(", affinity: client recorded in ").append(String.join(" | ", sets));
             return sb.toString();
         }
@@ -99,9 +92,7 @@ public sealed interface Outcome {
     static Outcome merge(List<Outcome> perBranch) {
         if (perBranch.isEmpty()) throw new IllegalArgumentException("no branches");
         if (perBranch.stream().allMatch(o -> o instanceof Dnat)) {
-            List<Target> all = new ArrayList<>();
-            for (Outcome o : perBranch) for (Target t : ((Dnat) o).targets()) if (!all.contains(t)) all.add(t);
-            return new Dnat(all);
+            return new Dnat(perBranch.stream().flatMap(o -> ((Dnat) o).targets().stream()).distinct().toList());
         }
         List<Outcome> distinct = perBranch.stream().distinct().toList();
         return distinct.size() == 1 ? distinct.get(0) : new Mixed(distinct);

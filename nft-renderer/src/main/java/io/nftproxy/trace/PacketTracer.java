@@ -77,8 +77,7 @@ public final class PacketTracer {
         while (!pending.isEmpty()) {
             List<Integer> forced = pending.pop();
             Run run = new Run(table, node, local, p, forced);
-            Trace.Branch b = run.execute();
-            branches.add(b);
+            branches.add(run.execute());
             done.add(run.taken.toArray(Integer[]::new));
             if (branches.size() > MAX_BRANCHES) {
                 throw new TraceException("more than " + MAX_BRANCHES + " possible paths for " + p + "; giving up");
@@ -469,8 +468,7 @@ public final class PacketTracer {
          * for this position, or 0 for a first run; the search traces every other one as its own branch.
          */
         private int choose(int n, List<String> labels) {
-            int k = taken.size();
-            int i = k < forced.size() ? forced.get(k) : 0;
+            int i = taken.size() < forced.size() ? forced.get(taken.size()) : 0;
             if (i >= n) throw new TraceException("internal: pick " + i + " of " + n);
             taken.add(i);
             arity.add(n);
@@ -481,8 +479,7 @@ public final class PacketTracer {
 
         /** A {@code numgen random mod n == value} match: choice 0 is the draw that matches, choice 1 all others. */
         private int pick(int n, int value) {
-            int k = taken.size();
-            int i = k < forced.size() ? forced.get(k) : 0;
+            int i = taken.size() < forced.size() ? forced.get(taken.size()) : 0;
             if (i >= 2) throw new TraceException("internal: pick " + i + " of a match");
             taken.add(i);
             arity.add(2);

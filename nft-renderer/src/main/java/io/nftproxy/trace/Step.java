@@ -17,10 +17,7 @@ public record Step(String hook, String chain, int depth, String ruleText, String
     /** The sets and maps the rule names ({@code @name}), in order; none for a step that is not a rule. */
     public java.util.List<String> setRefs() {
         if (ruleText == null) return java.util.List.of();
-        java.util.List<String> out = new java.util.ArrayList<>();
-        java.util.regex.Matcher m = SET_REF.matcher(ruleText);
-        while (m.find()) out.add(m.group(1));
-        return out;
+        return SET_REF.matcher(ruleText).results().map(m -> m.group(1)).toList();
     }
 
     private static final java.util.regex.Pattern SET_REF = java.util.regex.Pattern.compile("@([^\\s,}]+)");

@@ -5,6 +5,9 @@ import io.nftproxy.net.IpFamily;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.MatchResult;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * The result of tracing one packet: every branch the rules allow (one per numgen pick), each with its steps and
@@ -76,10 +79,8 @@ public final class Trace {
             }
         }
         if (branches.size() > 1 && !dnatOdds().isEmpty()) {
-            sb.append("odds: ");
-            dnatOdds().forEach((hp, p) -> sb.append(hp).append(' ').append(p).append(", "));
-            sb.setLength(sb.length() - 2);
-            sb.append('\n');
+            sb.append(dnatOdds().entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                    .collect(Collectors.joining(", ", "odds: ", "\n")));
         }
         sb.append("verdict: ").append(outcome.summary()).append('\n');
         return sb.toString();
@@ -156,11 +157,10 @@ public final class Trace {
     }
 
     private static List<String> digitSplit(String word) {
-        List<String> out = new java.util.ArrayList<>();
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("[0-9]+|[^0-9]+").matcher(word);
-        while (m.find()) out.add(m.group());
-        return out;
+        return DIGIT_RUNS.matcher(word).results().map(MatchResult::group).toList();
     }
+
+    private static final Pattern DIGIT_RUNS = Pattern.compile("[0-9]+|[^0-9]+");
 
     private static String range(List<String> values) {
         boolean consecutive = values.stream().allMatch(v -> v.length() < 10);
