@@ -4,7 +4,7 @@ package io.nftproxy.trace;
  * An exact probability {@code numerator/denominator}, kept reduced: a branch's odds are the product of its random
  * picks' odds, and exact fractions let tests compare the two layouts' odds without a tolerance.
  */
-public record Probability(long numerator, long denominator) implements Comparable<Probability> {
+public record Probability(long numerator, long denominator) {
     public static final Probability ONE = new Probability(1, 1);
     public static final Probability ZERO = new Probability(0, 1);
 
@@ -31,12 +31,6 @@ public record Probability(long numerator, long denominator) implements Comparabl
         long den = Math.multiplyExact(denominator / g, o.denominator);
         long num = Math.addExact(Math.multiplyExact(numerator, o.denominator / g), Math.multiplyExact(o.numerator, denominator / g));
         return new Probability(num, den);
-    }
-
-    public double value() { return (double) numerator / denominator; }
-
-    @Override public int compareTo(Probability o) {
-        return Long.compare(Math.multiplyExact(numerator, o.denominator), Math.multiplyExact(o.numerator, denominator));
     }
 
     @Override public String toString() { return numerator == denominator ? "1" : numerator + "/" + denominator; }
