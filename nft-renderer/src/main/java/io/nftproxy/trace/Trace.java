@@ -37,8 +37,6 @@ public final class Trace {
         this.outcome = Outcome.merge(branches.stream().map(Branch::outcome).toList());
     }
 
-    public Packet packet() { return packet; }
-
     /**
      * The chance of each DNAT destination ({@code ip:port}), summed over the branches that reach it, in the order
      * of {@link Outcome.Dnat#hostPorts()}. Branches that do not DNAT are not counted, so the values add up to the
