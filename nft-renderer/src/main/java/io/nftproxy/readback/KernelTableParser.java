@@ -149,7 +149,7 @@ public final class KernelTableParser {
         }
     }
 
-    private void guarded(String where, Map<String, Object> body, Runnable r) {
+    private void guarded(String where, Object body, Runnable r) {
         try {
             r.run();
         } catch (NotOurs | InvalidInputException e) {
@@ -203,14 +203,12 @@ public final class KernelTableParser {
     private void elements(String kind, NftSet set, Object elem) {
         String name = set.name();
         for (Object e : list(elem, "elem")) {
-            try {
+            guarded(kind + " " + name + " element", e, () -> {
                 Element el = element(set, e);
-                if (el == null) continue;
+                if (el == null) return;
                 if (dataMaps.containsKey(name)) dataMaps.get(name).add(el);
                 else builder.element(el);
-            } catch (NotOurs | InvalidInputException ex) {
-                unrecognised.add(new UnrecognisedRuleException.Item(kind + " " + name + " element", ex.getMessage(), Json.write(e)));
-            }
+            });
         }
     }
 

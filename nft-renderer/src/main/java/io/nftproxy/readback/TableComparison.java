@@ -11,7 +11,6 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Capabilities;
 
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -46,7 +45,7 @@ public final class TableComparison {
     private TableComparison(TableContent expected, TableContent actual, Set<Tolerance> tolerances) {
         this.expected = expected;
         this.actual = actual;
-        this.tolerances = tolerances.isEmpty() ? EnumSet.noneOf(Tolerance.class) : EnumSet.copyOf(tolerances);
+        this.tolerances = Set.copyOf(tolerances);
         this.syntax = new NftSyntax(expected.family(), Capabilities.baseline());
     }
 
