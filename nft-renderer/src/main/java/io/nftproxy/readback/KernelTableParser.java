@@ -157,8 +157,6 @@ public final class KernelTableParser {
         }
     }
 
-    // ---- sets and maps ----
-
     private void set(String kind, Map<String, Object> s) {
         // Unknown properties are reported after the set is added, so rules using it are not reported as well.
         Set<String> extra = extraKeys(s, SET_KEYS);
@@ -272,8 +270,6 @@ public final class KernelTableParser {
         }
     }
 
-    // ---- chains ----
-
     private void chain(Map<String, Object> c) {
         keys(c, CHAIN_KEYS);
         String name = string(c.get("name"));
@@ -293,8 +289,6 @@ public final class KernelTableParser {
         }
         builder.chain(new Chain(name, hook, optString(c.get("comment"))));
     }
-
-    // ---- rules ----
 
     private int ruleIndex;
     private String ruleChain;
@@ -574,9 +568,7 @@ public final class KernelTableParser {
             keys(p, Set.of("protocol", "field"));
             Object proto = p.get("protocol"), f = p.get("field");
             if ("th".equals(proto) && "dport".equals(f)) return Field.DPORT;
-            if ("dport".equals(f)) {
-                for (Protocol pr : Protocol.values()) if (pr.nftName().equals(proto)) return Field.dport(pr);
-            }
+            for (Protocol pr : Protocol.values()) if ("dport".equals(f) && pr.nftName().equals(proto)) return Field.dport(pr);
             if (family.nftFamily().equals(proto) && "saddr".equals(f)) return Field.SADDR;
             if (family.nftFamily().equals(proto) && "daddr".equals(f)) return Field.DADDR;
         }
@@ -595,9 +587,7 @@ public final class KernelTableParser {
     }
 
     private static Protocol protocol(Object v) {
-        if (v instanceof String s) {
-            for (Protocol p : Protocol.values()) if (p.nftName().equals(s)) return p;
-        }
+        for (Protocol p : Protocol.values()) if (p.nftName().equals(v)) return p;
         if (Long.valueOf(6).equals(v)) return Protocol.TCP;
         if (Long.valueOf(17).equals(v)) return Protocol.UDP;
         if (Long.valueOf(132).equals(v)) return Protocol.SCTP;
