@@ -213,8 +213,7 @@ public final class PacketTracer {
             String hairpinKey = null;
             for (Match m : r.matches()) {
                 String[] detail = new String[1];
-                boolean ok = match(m, detail);
-                if (!ok) {
+                if (!match(m, detail)) {
                     step(chain, depth, text, Step.NO_MATCH + detail[0]);
                     return Flow.NEXT;
                 }
