@@ -29,7 +29,4 @@ public enum Field {
             default -> null;
         };
     }
-
-    /** A port of any kind: the value is an {@code inet_service}. */
-    public boolean isPort() { return this == DPORT || impliedProtocol() != null; }
 }

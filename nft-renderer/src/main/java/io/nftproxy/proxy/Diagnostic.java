@@ -4,7 +4,7 @@ import io.nftproxy.net.InvalidInputException;
 
 /**
  * Why an object, or a part of one, was skipped, or, when {@code kept}, why a part that was kept deserves a warning. Returned as a value from the pure core so the daemon can log it
- * (rate-limited) and count it in {@code nftproxy_invalid_objects_total{kind,reason}}.
+ * (rate-limited) and count it in {@code nftproxy_invalid_objects_total{kind,field}}.
  */
 public record Diagnostic(String kind, String object, String field, String reason, boolean kept) {
     /** Something skipped. */

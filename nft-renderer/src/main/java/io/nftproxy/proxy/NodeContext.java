@@ -73,11 +73,6 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
                 .filter(a -> !a.isLoopback()).distinct().sorted().toList();
     }
 
-    public NodeContext withZone(String newZone) {
-        return new NodeContext(nodeName, newZone, nodeIPs, clusterCidrs, nodePortAddresses, localAddresses,
-                masqueradeAll, masqueradeBit, preferSameNodeEnabled, localTraffic);
-    }
-
     public NodeContext withLocalAddresses(List<IpAddress> addrs) {
         return new NodeContext(nodeName, zone, nodeIPs, clusterCidrs, nodePortAddresses, addrs,
                 masqueradeAll, masqueradeBit, preferSameNodeEnabled, localTraffic);

@@ -45,7 +45,7 @@ public final class ProxyStateBuilder {
     }
 
     public static ProxyState build(ClusterSnapshot snapshot, IpFamily family, String nodeName) {
-        return build(snapshot, family, nodeName, ServiceClaims.of(snapshot.services(), Map.of(), List.of()));
+        return build(snapshot, family, nodeName, ServiceClaims.of(snapshot.services(), Map.of(), List.of(), false));
     }
 
     /** {@link #build} with node ports given out by {@code claims}, which must hold the snapshot's Services. */
@@ -112,7 +112,7 @@ public final class ProxyStateBuilder {
 
     private TreeMap<ServicePortName, ServicePort> servicePorts(List<ServiceObject> services) {
         TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
-        for (ServiceObject svc : sortedServices(services)) {
+        for (ServiceObject svc : byNamespaceAndName(services, ServiceObject::meta)) {
             try {
                 for (ServicePort sp : servicePorts(svc)) {
                     if (ports.putIfAbsent(sp.name(), sp) != null) {
@@ -126,11 +126,12 @@ public final class ProxyStateBuilder {
         return ports;
     }
 
-    private static List<ServiceObject> sortedServices(List<ServiceObject> l) {
+    /** By namespace and name: which of two duplicates wins must not depend on the order the API listed them in. */
+    private static <T> List<T> byNamespaceAndName(List<T> l, java.util.function.Function<T, io.nftproxy.cluster.ObjectMeta> meta) {
         if (l.size() <= 1) return l;
-        List<ServiceObject> s = new ArrayList<>(l);
-        s.sort(Comparator.comparing((ServiceObject x) -> String.valueOf(x.meta().namespace()))
-                .thenComparing(x -> String.valueOf(x.meta().name())));
+        List<T> s = new ArrayList<>(l);
+        s.sort(Comparator.comparing((T x) -> String.valueOf(meta.apply(x).namespace()))
+                .thenComparing(x -> String.valueOf(meta.apply(x).name())));
         return s;
     }
 
@@ -265,11 +266,8 @@ public final class ProxyStateBuilder {
     }
 
     private Map<ServicePortName, List<Endpoint>> mergeSlices(List<EndpointSliceObject> slices) {
-        List<EndpointSliceObject> sorted = new ArrayList<>(slices);
-        if (sorted.size() > 1) sorted.sort(Comparator.comparing((EndpointSliceObject s) -> String.valueOf(s.meta().namespace()))
-                .thenComparing(s -> String.valueOf(s.meta().name())));
         Map<ServicePortName, Map<String, Endpoint>> merged = new HashMap<>();
-        for (EndpointSliceObject slice : sorted) {
+        for (EndpointSliceObject slice : byNamespaceAndName(slices, EndpointSliceObject::meta)) {
             if (!family.apiName().equals(slice.addressType())) continue;
             if (ignoredByLabel(slice.meta().labels())) continue;
             String key = slice.meta().key();

@@ -60,14 +60,8 @@ public final class ServiceClaims {
     /**
      * @param reservedTcpPorts the daemon's own listening TCP ports, each with what listens there ("healthz server")
      * @param nodeAddresses    this node's addresses, which no Service should expose as its own
-     */
-    public ServiceClaims(Map<Integer, String> reservedTcpPorts, Collection<IpAddress> nodeAddresses) {
-        this(reservedTcpPorts, nodeAddresses, false);
-    }
-
-    /**
-     * @param refuseOverlaps an externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's
-     *                       address is skipped rather than kept with a warning ({@code --refuse-external-ip-overlaps})
+     * @param refuseOverlaps   an externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's
+     *                         address is skipped rather than kept with a warning ({@code --refuse-external-ip-overlaps})
      */
     public ServiceClaims(Map<Integer, String> reservedTcpPorts, Collection<IpAddress> nodeAddresses, boolean refuseOverlaps) {
         Map<Port, String> r = new HashMap<>();
@@ -77,15 +71,9 @@ public final class ServiceClaims {
         this.refuseOverlaps = refuseOverlaps;
     }
 
-    public static ServiceClaims none() { return new ServiceClaims(Map.of(), List.of()); }
+    public static ServiceClaims none() { return new ServiceClaims(Map.of(), List.of(), false); }
 
     /** Claims of every Service in {@code services}, grouped by {@code namespace/name}. */
-    public static ServiceClaims of(List<ServiceObject> services, Map<Integer, String> reservedTcpPorts,
-                                   Collection<IpAddress> nodeAddresses) {
-        return of(services, reservedTcpPorts, nodeAddresses, false);
-    }
-
-    /** As {@link #of(List, Map, Collection)}, skipping overlapping addresses when {@code refuseOverlaps}. */
     public static ServiceClaims of(List<ServiceObject> services, Map<Integer, String> reservedTcpPorts,
                                    Collection<IpAddress> nodeAddresses, boolean refuseOverlaps) {
         ServiceClaims c = new ServiceClaims(reservedTcpPorts, nodeAddresses, refuseOverlaps);

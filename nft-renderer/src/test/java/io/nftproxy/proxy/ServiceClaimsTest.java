@@ -117,7 +117,7 @@ class ServiceClaimsTest {
         TestClusters c = TestClusters.cluster().service(nodePortSvc("old", "172.30.0.1", "TCP", 10256, "2024-01-01T00:00:00Z"))
                 .service(nodePortSvc("young", "172.30.0.2", "UDP", 10256, null));
         ClusterSnapshot snap = c.snapshot();
-        ServiceClaims claims = ServiceClaims.of(snap.services(), Map.of(10256, "healthz server"), List.of());
+        ServiceClaims claims = ServiceClaims.of(snap.services(), Map.of(10256, "healthz server"), List.of(), false);
         ProxyState st = ProxyStateBuilder.build(snap, IpFamily.IPV4, TestClusters.NODE, claims);
         assertEquals(0, st.servicePorts().get(OLD).nodePort());
         assertEquals(10256, st.servicePorts().get(new ServicePortName("a", "young", "", Protocol.UDP)).nodePort(),

@@ -34,7 +34,7 @@ class ServiceStateTest {
             slices.computeIfAbsent(k, x -> new ArrayList<>()).add(sl);
             services.putIfAbsent(k, List.of());
         }
-        ServiceClaims claims = ServiceClaims.of(s.services(), Map.of(), List.of());
+        ServiceClaims claims = ServiceClaims.of(s.services(), Map.of(), List.of(), false);
         TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         List<Diagnostic> diags = new ArrayList<>();

@@ -313,6 +313,34 @@ class ProxyDaemonTest {
         assertTrue(metrics().contains("nftproxy_tamper_resyncs_total{ip_family=\"IPv4\"} 1.0"));
     }
 
+    /**
+     * nftproxy's own counters on a real scrape: a skipped address is counted once per object, not once per sync, and
+     * the commands counter moves by what a sync sent, not at all for a sync that had nothing to send.
+     */
+    @Test
+    void invalidObjectsAndTransactionCommandsAreCountedAsTheSyncsGo() throws Exception {
+        apply(clusterOf(NODE, "10.180.1.1").service(svc("web", "bad").clusterIP("172.30.0.11").port("http", "TCP", 80)
+                .externalIP("192.0.2.300").build()).snapshot());
+        String invalid = "nftproxy_invalid_objects_total{field=\"spec.externalIPs\",kind=\"Service\"} 1.0";
+        assertTrue(metrics().lines().anyMatch(invalid::equals), metrics());
+        double first = commands(metrics());
+        assertTrue(first > 0, "the first sync sent the tables");
+
+        apply(clusterOf(NODE, "10.180.1.1").service(svc("web", "bad").clusterIP("172.30.0.11").port("http", "TCP", 80)
+                .externalIP("192.0.2.300").build()).snapshot());
+        assertTrue(metrics().lines().anyMatch(invalid::equals), "the same bad address is not counted again");
+        assertEquals(first, commands(metrics()), "nothing changed, nothing sent");
+
+        apply(clusterOf(NODE, "10.180.1.1", "10.180.1.2").service(svc("web", "bad").clusterIP("172.30.0.11")
+                .port("http", "TCP", 80).externalIP("192.0.2.300").build()).snapshot());
+        assertTrue(commands(metrics()) > first, "a new endpoint is sent");
+    }
+
+    private static double commands(String scrape) {
+        return scrape.lines().filter(l -> l.startsWith("nftproxy_transaction_commands_total{ip_family=\"IPv4\"} "))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).findFirst().orElse(0);
+    }
+
     @Test
     void aRemovedServicesChainIsDeletedByAFollowUpNobodyAskedForAndAFailedDeleteIsCounted() throws Exception {
         apply(clusterOf(NODE, "10.180.1.1").snapshot());
