@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.config.LocalDetection;
 import io.nftproxy.conntrack.ConntrackLister;
 import io.nftproxy.conntrack.FlowEntry;
 import io.nftproxy.conntrack.ServiceFlow;
@@ -65,7 +66,7 @@ public final class ConntrackCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + service
                     + " (allowed: NAMESPACE/NAME, e.g. demo/hello)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, LocalDetection.DEFAULT);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
         ConntrackLister lister = new ConntrackLister();
         List<ServiceFlow> flows;

@@ -3,6 +3,7 @@ package io.nftproxy.cli;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
@@ -143,19 +144,19 @@ public final class TraceCommand implements Callable<Integer> {
         }
         NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
-        NodeOptions.NodeSetup setup = rendered.setup();
+        NodeContext node = rendered.node();
         Renderer.Rendering rendering = rendered.rendering();
 
-        OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, setup.node());
-        String mismatch = origin.mismatch(src, setup.node());
+        OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, node);
+        String mismatch = origin.mismatch(src, node);
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
         if (kernel) {
-            return KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), setup.node(), packet, origin, out, err);
+            return KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), node, packet, origin, out, err);
         }
         Trace trace;
         try {
-            trace = PacketTracer.trace(rendering.table(packet.dst().family()), setup.node(), packet);
+            trace = PacketTracer.trace(rendering.table(packet.dst().family()), node, packet);
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
             return ExitCodes.UNTRACEABLE;
