@@ -57,20 +57,10 @@ final class DaemonLauncher {
         }
     }
 
-    /** Runs the daemon until SIGTERM; the exit code. */
-    int run(RunConfiguration rc, PrintWriter err) { return explained(err, () -> daemon(rc)); }
-
-    /** Runs the daemon's sync once; the exit code. */
-    int once(RunConfiguration rc, PrintWriter out, PrintWriter err) { return explained(err, () -> applyOnce(rc, out, err)); }
-
-    @FunctionalInterface
-    private interface Start {
-        int run() throws Refused;
-    }
-
-    private static int explained(PrintWriter err, Start start) {
+    /** Runs the daemon until SIGTERM, or with {@code once} its sync once; the exit code. */
+    int run(RunConfiguration rc, boolean once, PrintWriter out, PrintWriter err) {
         try {
-            return start.run();
+            return once ? applyOnce(rc, out, err) : daemon(rc);
         } catch (Refused r) {
             err.println(r.getMessage());
             return r.exit;
@@ -201,7 +191,7 @@ final class DaemonLauncher {
     private Wired wire(RunConfiguration rc, OwnProcesses own, SdNotify notify) throws Refused {
         NftClients.Selection sel;
         try {
-            sel = cmd.clients().open(rc.config().nftMode(), cmd.netns, own::registerChild);
+            sel = cmd.clients.open(rc.config().nftMode(), cmd.netns, own::registerChild);
         } catch (IOException | RuntimeException e) {
             throw new Refused(e instanceof NftException n && n.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE,
                     RunCommand.cannotOpen(e, cmd.netns));
