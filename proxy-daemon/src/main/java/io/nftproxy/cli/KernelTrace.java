@@ -19,7 +19,9 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * {@code trace --kernel}: the packet traced through the table the kernel holds, read back from nft, next to the
@@ -121,19 +123,13 @@ final class KernelTrace {
                 if (s.matched()) chains.addAll(s.setRefs());
             }
         }
-        List<String> onPath = new ArrayList<>();
-        List<String> elsewhere = new ArrayList<>();
-        for (String d : all) (mentionsAny(d, chains) ? onPath : elsewhere).add(d);
-        List<String> ordered = new ArrayList<>(onPath);
-        ordered.addAll(elsewhere);
-        out.println("differences, expected (the cluster) vs. actual (the kernel), " + onPath.size()
+        Map<Boolean, List<String>> onPath = all.stream()
+                .collect(Collectors.partitioningBy(d -> chains.stream().anyMatch(d::contains)));
+        List<String> ordered = new ArrayList<>(onPath.get(true));
+        ordered.addAll(onPath.get(false));
+        out.println("differences, expected (the cluster) vs. actual (the kernel), " + onPath.get(true).size()
                 + " on the packet's path first, " + all.size() + " in all:");
         for (String d : ordered.subList(0, Math.min(LISTED_DIFFERENCES, ordered.size()))) out.println("  " + d);
         if (ordered.size() > LISTED_DIFFERENCES) out.println("  ... and " + (ordered.size() - LISTED_DIFFERENCES) + " more");
-    }
-
-    private static boolean mentionsAny(String line, Set<String> names) {
-        for (String n : names) if (line.contains(n)) return true;
-        return false;
     }
 }

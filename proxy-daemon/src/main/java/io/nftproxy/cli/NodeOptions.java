@@ -57,7 +57,7 @@ public final class NodeOptions {
     String hostname;
 
     @Option(names = "--cluster-cidr", split = ",", paramLabel = "CIDR",
-            converter = AddressConverters.Prefix.class,
+            converter = Converters.Prefix.class,
             description = {"Pod network range(s), comma-separated, one per family. Traffic to a ClusterIP from outside "
                     + "it is masqueraded; pod traffic short-circuits externalTrafficPolicy Local. Default: none.",
                     "Example: --cluster-cidr 172.20.0.0/16,fd00:172:20::/64"})
@@ -72,7 +72,7 @@ public final class NodeOptions {
     List<String> nodePortAddresses = new ArrayList<>();
 
     @Option(names = "--node-ip", split = ",", paramLabel = "IP",
-            converter = AddressConverters.Address.class,
+            converter = Converters.Address.class,
             description = {"The node's IP(s), at most one per family. Default: the InternalIP (else ExternalIP) "
                     + "addresses of the Node object named by --hostname-override.",
                     "Example: --node-ip 192.168.10.20,fd00:10::20"})

@@ -86,26 +86,26 @@ public final class TraceCommand implements Callable<Integer> {
     @Mixin
     LocalDetectorFlags localDetector;
 
-    @Option(names = "--src", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+    @Option(names = "--src", required = true, paramLabel = "IP", converter = Converters.Address.class,
             description = {"Source address of the packet: a pod, a node address, or a client off the node.",
                     "Example: --src 172.20.211.9"})
     IpAddress src;
 
-    @Option(names = "--dst", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+    @Option(names = "--dst", required = true, paramLabel = "IP", converter = Converters.Address.class,
             description = {"Destination address: a ClusterIP, an externalIP, a LoadBalancer IP, a node IP (for a "
                     + "NodePort) or any other address. Same family as --src.", "Example: --dst 10.105.101.118"})
     IpAddress dst;
 
-    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = TraceConverters.Proto.class,
+    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = Converters.Proto.class,
             description = {"Transport protocol.", "Example: --proto udp"})
     Protocol proto;
 
-    @Option(names = "--dport", required = true, paramLabel = "N", converter = TraceConverters.Port.class,
+    @Option(names = "--dport", required = true, paramLabel = "N", converter = Converters.Port.class,
             description = {"Destination port, 1..65535: the service port, or the NodePort when --dst is a node IP.",
                     "Example: --dport 30080"})
     int dport;
 
-    @Option(names = "--from", paramLabel = "external|pod|host", converter = TraceConverters.From.class,
+    @Option(names = "--from", paramLabel = "external|pod|host", converter = Converters.From.class,
             description = {"Where the packet enters the node: 'external' (arrives from off the node, enters at "
                     + "prerouting), 'pod' (sent by a pod on this node, also enters at prerouting), 'host' (sent by "
                     + "a process on the node, enters at output).",
