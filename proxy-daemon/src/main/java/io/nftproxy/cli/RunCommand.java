@@ -194,20 +194,21 @@ public final class RunCommand implements Callable<Integer> {
             err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
             return ExitCodes.INPUT_UNREADABLE;
         }
-        rc.config().logging().apply();
+        ProxyConfig effective = rc.config();
+        effective.logging().apply();
         rc.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
-        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
+        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(effective, out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
-            c.nftMode = rc.config().nftMode();
+            c.nftMode = effective.nftMode();
             c.netns = netns;
             return c.cleanup(out, err);
         }
         if (!once || initOnly) removeOtherModesLeftovers();
-        if (initOnly) return setConntrackSysctls(rc.config(), out, err);
-        if (once) return new DaemonLauncher(this).run(rc, true, out, err);
-        int set = setConntrackSysctls(rc.config(), null, err);
-        return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(rc, false, out, err);
+        if (initOnly) return setConntrackSysctls(effective, out, err);
+        if (once) return new DaemonLauncher(this).run(effective, true, out, err);
+        int set = setConntrackSysctls(effective, null, err);
+        return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(effective, false, out, err);
     }
 
     /** As kube-proxy's --write-config-to: the effective configuration as a KubeProxyConfiguration, then exit. */
