@@ -34,11 +34,11 @@ final class KernelTrace {
 
     private KernelTrace() {}
 
-    static int run(RunCommand.ClientFactory clients, NftClients.Mode mode, String netns, TableContent implied,
-                   NodeContext node, Packet packet, OriginChoice origin, PrintWriter out, PrintWriter err) {
+    static int run(NftClients.Mode mode, String netns, TableContent implied, NodeContext node, Packet packet,
+                   OriginChoice origin, PrintWriter out, PrintWriter err) {
         IpFamily family = packet.dst().family();
         String tableName = "table " + family.nftFamily() + " " + TableContent.TABLE_NAME;
-        NftClients.Selection selection = RunCommand.openOrExplain(clients, mode, netns, err);
+        NftClients.Selection selection = RunCommand.openOrExplain(RunCommand.KERNEL, mode, netns, err);
         if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
         TableContent kernel;
         try (NftClient client = selection.client()) {

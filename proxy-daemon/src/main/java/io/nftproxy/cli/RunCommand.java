@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 /**
  * {@code nftproxy run}: programs the kernel through the daemon ({@link DaemonLauncher}), running, or its sync once
@@ -65,33 +66,23 @@ import java.util.function.Function;
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
-    /** Opens the nft client; a seam so tests can hand in a fake. */
+    /**
+     * Opens the nft client, telling {@code childStarted} the pid of each nft child (exec mode), so the change monitor
+     * knows our own commits; a seam so tests can hand in a fake, which starts no children.
+     */
     @FunctionalInterface
     public interface ClientFactory {
-        NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException;
+        NftClients.Selection open(NftClients.Mode mode, String netns, LongConsumer childStarted) throws IOException;
 
-        /**
-         * As {@link #open(NftClients.Mode, String)}, telling {@code childStarted} the pid of each nft child (exec
-         * mode), so the change monitor knows our own commits. Fakes start no children.
-         */
-        default NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
-                throws IOException {
-            return open(mode, netns);
+        default NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
+            return open(mode, netns, pid -> { });
         }
     }
 
+    static final ClientFactory KERNEL = (mode, netns, childStarted) -> netns == null
+            ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
+
     static final Function<String, ConntrackSysctls.Access> KERNEL_SYSCTLS = netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);
-
-    static final ClientFactory KERNEL = new ClientFactory() {
-        @Override public NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
-            return open(mode, netns, pid -> { });
-        }
-
-        @Override public NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
-                throws IOException {
-            return netns == null ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
-        }
-    };
 
     @Spec
     CommandSpec spec;

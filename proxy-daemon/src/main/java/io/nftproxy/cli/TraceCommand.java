@@ -128,13 +128,6 @@ public final class TraceCommand implements Callable<Integer> {
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
     String netns;
 
-    private final RunCommand.ClientFactory clients;
-
-    public TraceCommand() { this(RunCommand.KERNEL); }
-
-    /** With the nft client {@code clients} open for --kernel. */
-    public TraceCommand(RunCommand.ClientFactory clients) { this.clients = clients; }
-
     @Override public Integer call() { return FlushedOutput.run(spec, this::trace); }
 
     private int trace(PrintWriter out, PrintWriter err) {
@@ -152,7 +145,7 @@ public final class TraceCommand implements Callable<Integer> {
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
         if (kernel) {
-            return KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), node, packet, origin, out, err);
+            return KernelTrace.run(nftMode, netns, rendering.table(dst.family()), node, packet, origin, out, err);
         }
         Trace trace;
         try {
