@@ -140,7 +140,7 @@ public final class TraceCommand implements Callable<Integer> {
         NodeContext node = rendered.node();
         Renderer.Rendering rendering = rendered.rendering();
 
-        OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, node);
+        OriginChoice origin = from != null ? new OriginChoice(from, "given with --from") : OriginChoice.guess(src, node);
         String mismatch = origin.mismatch(src, node);
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
