@@ -30,9 +30,9 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code nftproxy run}'s two ways, one wiring: with the configuration of {@link RunConfiguration}, opens nftables and builds the
- * {@link ProxyDaemon}; then either runs it on the chosen source until SIGTERM, or ({@code --once}) runs its sync once
- * on the manifests and exits.
+ * {@code nftproxy run}'s two ways, one wiring: with the configuration of {@link RunConfiguration}, opens nftables
+ * and builds the {@link ProxyDaemon}; then either runs it on the chosen source until SIGTERM, or ({@code --once})
+ * runs its sync once on the manifests and exits.
  */
 final class DaemonLauncher {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonLauncher.class);
