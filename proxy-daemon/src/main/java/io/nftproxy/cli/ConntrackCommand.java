@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.config.LocalDetection;
 import io.nftproxy.conntrack.ConntrackLister;
 import io.nftproxy.conntrack.FlowEntry;
 import io.nftproxy.conntrack.ServiceFlow;
@@ -65,14 +66,13 @@ public final class ConntrackCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + service
                     + " (allowed: NAMESPACE/NAME, e.g. demo/hello)");
         }
-        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster);
+        NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, LocalDetection.DEFAULT);
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
-        ConntrackLister lister = new ConntrackLister();
+        Renderer.Rendering r = rendered.rendering();
+        Callable<List<ServiceFlow>> read = () -> new ConntrackLister().list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6));
         List<ServiceFlow> flows;
         try {
-            Renderer.Rendering r = rendered.rendering();
-            flows = netns == null ? lister.list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6))
-                    : NetnsThread.callIn(netns, () -> lister.list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6)));
+            flows = netns == null ? read.call() : NetnsThread.callIn(netns, read);
         } catch (Exception e) {
             if (e instanceof NetlinkException ne && (ne.errno() == NetlinkLibC.EPERM)) {
                 err.println("nftproxy: cannot read the conntrack table: permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
@@ -100,12 +100,11 @@ public final class ConntrackCommand implements Callable<Integer> {
 
     /** The words kube-proxy's documentation uses for each kind of service address. */
     static String via(ServiceFlow.Via v) {
-        switch (v) {
-            case CLUSTER_IP: return "ClusterIP";
-            case NODE_PORT: return "NodePort";
-            case EXTERNAL_IP: return "externalIP";
-            case LOAD_BALANCER_IP: return "LoadBalancer";
-            default: throw new IllegalArgumentException(String.valueOf(v));
-        }
+        return switch (v) {
+            case CLUSTER_IP -> "ClusterIP";
+            case NODE_PORT -> "NodePort";
+            case EXTERNAL_IP -> "externalIP";
+            case LOAD_BALANCER_IP -> "LoadBalancer";
+        };
     }
 }

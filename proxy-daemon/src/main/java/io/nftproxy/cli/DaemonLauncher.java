@@ -30,9 +30,9 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * {@code nftproxy run}'s two ways, one wiring: with the {@link RunConfiguration}, opens nftables and builds the
- * {@link ProxyDaemon}; then either runs it on the chosen source until SIGTERM, or ({@code --once}) runs its sync once
- * on the manifests and exits.
+ * {@code nftproxy run}'s two ways, one wiring: with the configuration of {@link RunConfiguration}, opens nftables
+ * and builds the {@link ProxyDaemon}; then either runs it on the chosen source until SIGTERM, or ({@code --once})
+ * runs its sync once on the manifests and exits.
  */
 final class DaemonLauncher {
     private static final Logger LOG = LoggerFactory.getLogger(DaemonLauncher.class);
@@ -57,20 +57,10 @@ final class DaemonLauncher {
         }
     }
 
-    /** Runs the daemon until SIGTERM; the exit code. */
-    int run(RunConfiguration rc, PrintWriter err) { return explained(err, () -> daemon(rc)); }
-
-    /** Runs the daemon's sync once; the exit code. */
-    int once(RunConfiguration rc, PrintWriter out, PrintWriter err) { return explained(err, () -> applyOnce(rc, out, err)); }
-
-    @FunctionalInterface
-    private interface Start {
-        int run() throws Refused;
-    }
-
-    private static int explained(PrintWriter err, Start start) {
+    /** Runs the daemon until SIGTERM, or with {@code once} its sync once; the exit code. */
+    int run(ProxyConfig config, boolean once, PrintWriter out, PrintWriter err) {
         try {
-            return start.run();
+            return once ? applyOnce(config, out, err) : daemon(config);
         } catch (Refused r) {
             err.println(r.getMessage());
             return r.exit;
@@ -78,8 +68,7 @@ final class DaemonLauncher {
     }
 
     /** The daemon's sync, once, from {@code --manifests}: one line per table, then the conntrack cleanup's. */
-    private int applyOnce(RunConfiguration rc, PrintWriter out, PrintWriter err) throws Refused {
-        ProxyConfig config = rc.config();
+    private int applyOnce(ProxyConfig config, PrintWriter out, PrintWriter err) throws Refused {
         if (config.manifests() == null) {
             throw new Refused(ExitCodes.USAGE, "nftproxy: --once applies the tables from a directory: give --manifests DIR");
         }
@@ -90,7 +79,7 @@ final class DaemonLauncher {
             throw new Refused(ExitCodes.INPUT_UNREADABLE, NodeOptions.unreadable(config.manifests(), e));
         }
         for (LoadProblem p : load.problems()) err.println("warning: " + p.describe("skipped"));
-        Wired wired = wire(rc, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
+        Wired wired = wire(config, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
         try (ProxyDaemon daemon = wired.daemon()) {
             probe(wired);
             ProxyDaemon.Once once = daemon.runOnce(load.snapshot());
@@ -118,8 +107,7 @@ final class DaemonLauncher {
         }
     }
 
-    private int daemon(RunConfiguration rc) throws Refused {
-        ProxyConfig config = rc.config();
+    private int daemon(ProxyConfig config) throws Refused {
         ApiServer api = null;
         if (config.manifests() == null) {
             // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
@@ -138,7 +126,7 @@ final class DaemonLauncher {
             }
         }
         ApiServer checked = api;
-        Wired wired = wire(rc, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
+        Wired wired = wire(config, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
         ProxyDaemon daemon = wired.daemon();
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
@@ -198,17 +186,16 @@ final class DaemonLauncher {
     private record Wired(ProxyDaemon daemon, String nft) {}
 
     /** The daemon on the nft client {@code --nft-mode} selects, in this namespace or {@code --netns}'s. */
-    private Wired wire(RunConfiguration rc, OwnProcesses own, SdNotify notify) throws Refused {
+    private Wired wire(ProxyConfig config, OwnProcesses own, SdNotify notify) throws Refused {
         NftClients.Selection sel;
         try {
-            sel = cmd.clients().open(rc.config().nftMode(), cmd.netns, own::registerChild);
+            sel = cmd.clients.open(config.nftMode(), cmd.netns, own::registerChild);
         } catch (IOException | RuntimeException e) {
             throw new Refused(e instanceof NftException n && n.isPermission() ? ExitCodes.PERMISSION_DENIED : ExitCodes.NFT_UNAVAILABLE,
                     RunCommand.cannotOpen(e, cmd.netns));
         }
         LOG.info("{}", sel.reason());
         NftClient client = sel.client();
-        ProxyConfig config = rc.config();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null,
                 cmd.nodeOptions.renderer()), client, own, notify, Clock.systemUTC());

@@ -19,7 +19,9 @@ import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * {@code trace --kernel}: the packet traced through the table the kernel holds, read back from nft, next to the
@@ -32,20 +34,31 @@ final class KernelTrace {
 
     private KernelTrace() {}
 
-    /** The kernel's table of {@code family}: absent (null) or read; an explained failure is an exit code. */
-    private record Read(TableContent table, int exit) {}
-
-    static int run(RunCommand.ClientFactory clients, NftClients.Mode mode, String netns, TableContent implied,
-                   NodeContext node, Packet packet, OriginChoice origin, PrintWriter out, PrintWriter err) {
+    static int run(NftClients.Mode mode, String netns, TableContent implied, NodeContext node, Packet packet,
+                   OriginChoice origin, PrintWriter out, PrintWriter err) {
         IpFamily family = packet.dst().family();
         String tableName = "table " + family.nftFamily() + " " + TableContent.TABLE_NAME;
-        Read read = read(clients, mode, netns, family, tableName, err);
-        if (read.exit() != ExitCodes.OK) return read.exit();
+        NftClients.Selection selection = RunCommand.openOrExplain(RunCommand.KERNEL, mode, netns, err);
+        if (selection == null) return ExitCodes.NFT_UNAVAILABLE;
+        TableContent kernel;
+        try (NftClient client = selection.client()) {
+            kernel = client.readTable(family);
+        } catch (NftException e) {
+            if (e.isPermission()) {
+                err.println("nftproxy: cannot list " + tableName + ": permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
+                return ExitCodes.PERMISSION_DENIED;
+            }
+            err.println("nftproxy: cannot list " + tableName + ": " + e.getMessage());
+            return ExitCodes.NFT_UNAVAILABLE;
+        } catch (UnrecognisedRuleException | IllegalArgumentException e) {
+            err.println("nftproxy: trace --kernel: " + tableName + " holds what nftproxy cannot follow: " + e.getMessage());
+            return ExitCodes.UNTRACEABLE;
+        }
         Trace want;
         Trace have;
         try {
             want = PacketTracer.trace(implied, node, packet);
-            have = read.table() == null ? null : PacketTracer.trace(read.table(), node, packet);
+            have = kernel == null ? null : PacketTracer.trace(kernel, node, packet);
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
             return ExitCodes.UNTRACEABLE;
@@ -64,27 +77,8 @@ final class KernelTrace {
         }
         out.println("DIFFERS: the cluster implies " + implies + "; the kernel's table "
                 + (have == null ? "does not exist" : "gives " + have.outcome().summary()));
-        if (read.table() != null) differences(implied, read.table(), want, have, out);
+        if (kernel != null) differences(implied, kernel, want, have, out);
         return ExitCodes.KERNEL_DIFFERS;
-    }
-
-    private static Read read(RunCommand.ClientFactory clients, NftClients.Mode mode, String netns, IpFamily family,
-                             String tableName, PrintWriter err) {
-        NftClients.Selection selection = RunCommand.openOrExplain(clients, mode, netns, err);
-        if (selection == null) return new Read(null, ExitCodes.NFT_UNAVAILABLE);
-        try (NftClient client = selection.client()) {
-            return new Read(client.readTable(family), ExitCodes.OK);
-        } catch (NftException e) {
-            if (e.isPermission()) {
-                err.println("nftproxy: cannot list " + tableName + ": permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
-                return new Read(null, ExitCodes.PERMISSION_DENIED);
-            }
-            err.println("nftproxy: cannot list " + tableName + ": " + e.getMessage());
-            return new Read(null, ExitCodes.NFT_UNAVAILABLE);
-        } catch (UnrecognisedRuleException | IllegalArgumentException e) {
-            err.println("nftproxy: trace --kernel: " + tableName + " holds what nftproxy cannot follow: " + e.getMessage());
-            return new Read(null, ExitCodes.UNTRACEABLE);
-        }
     }
 
     /**
@@ -121,19 +115,13 @@ final class KernelTrace {
                 if (s.matched()) chains.addAll(s.setRefs());
             }
         }
-        List<String> onPath = new ArrayList<>();
-        List<String> elsewhere = new ArrayList<>();
-        for (String d : all) (mentionsAny(d, chains) ? onPath : elsewhere).add(d);
-        List<String> ordered = new ArrayList<>(onPath);
-        ordered.addAll(elsewhere);
-        out.println("differences, expected (the cluster) vs. actual (the kernel), " + onPath.size()
+        Map<Boolean, List<String>> onPath = all.stream()
+                .collect(Collectors.partitioningBy(d -> chains.stream().anyMatch(d::contains)));
+        List<String> ordered = new ArrayList<>(onPath.get(true));
+        ordered.addAll(onPath.get(false));
+        out.println("differences, expected (the cluster) vs. actual (the kernel), " + onPath.get(true).size()
                 + " on the packet's path first, " + all.size() + " in all:");
         for (String d : ordered.subList(0, Math.min(LISTED_DIFFERENCES, ordered.size()))) out.println("  " + d);
         if (ordered.size() > LISTED_DIFFERENCES) out.println("  ... and " + (ordered.size() - LISTED_DIFFERENCES) + " more");
-    }
-
-    private static boolean mentionsAny(String line, Set<String> names) {
-        for (String n : names) if (line.contains(n)) return true;
-        return false;
     }
 }

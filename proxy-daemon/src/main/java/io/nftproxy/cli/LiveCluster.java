@@ -51,11 +51,6 @@ public final class LiveCluster {
         }
     }
 
-    boolean given() { return kubeconfig != null; }
-
-    /** The flag spelt as the user gave it, for messages. */
-    String describe() { return "--kubeconfig " + kubeconfig; }
-
     /** Lists the cluster as {@code nodeName} sees it. */
     LoadResult read(String nodeName) throws IOException {
         ApiServer api;

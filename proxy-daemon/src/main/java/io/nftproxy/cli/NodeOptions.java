@@ -1,6 +1,5 @@
 package io.nftproxy.cli;
 
-import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
@@ -58,7 +57,7 @@ public final class NodeOptions {
     String hostname;
 
     @Option(names = "--cluster-cidr", split = ",", paramLabel = "CIDR",
-            converter = AddressConverters.Prefix.class,
+            converter = Converters.Prefix.class,
             description = {"Pod network range(s), comma-separated, one per family. Traffic to a ClusterIP from outside "
                     + "it is masqueraded; pod traffic short-circuits externalTrafficPolicy Local. Default: none.",
                     "Example: --cluster-cidr 172.20.0.0/16,fd00:172:20::/64"})
@@ -73,7 +72,7 @@ public final class NodeOptions {
     List<String> nodePortAddresses = new ArrayList<>();
 
     @Option(names = "--node-ip", split = ",", paramLabel = "IP",
-            converter = AddressConverters.Address.class,
+            converter = Converters.Address.class,
             description = {"The node's IP(s), at most one per family. Default: the InternalIP (else ExternalIP) "
                     + "addresses of the Node object named by --hostname-override.",
                     "Example: --node-ip 192.168.10.20,fd00:10::20"})
@@ -110,102 +109,51 @@ public final class NodeOptions {
             description = "Also list manifest objects that were ignored because the proxy does not read their kind.")
     boolean verbose;
 
-    /** What an offline subcommand renders from: the loaded objects and the node they are rendered for. */
-    public record NodeSetup(ClusterSnapshot snapshot, NodeContext node, LoadResult load, List<Diagnostic> nodeDiagnostics,
-                            List<String> notes) {
-        public NodeSetup {
-            nodeDiagnostics = List.copyOf(nodeDiagnostics);
-            notes = List.copyOf(notes);
-        }
-    }
+    /** The node the table is rendered for and what the renderer made of it. */
+    public record Rendered(NodeContext node, Renderer.Rendering rendering) {}
 
     /**
-     * Loads the manifests, or the live cluster when {@code live} has a kubeconfig (then without --manifests), and
-     * builds the node context with {@code detection}, validated as the daemon validates it.
+     * Loads the manifests, or the live cluster when {@code live} has a kubeconfig (then without --manifests), builds
+     * the node context with the local-traffic detector {@code detection}, validated as the daemon validates it, and
+     * renders. Load problems, node diagnostics and skipped objects go to {@code err}, one line each. Returns null
+     * when the source cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
      *
      * @throws ParameterException a flag value is invalid (exit code 2)
-     * @throws IOException        the manifest directory is missing or unreadable (exit code 1)
      */
-    private NodeSetup resolve(LiveCluster live, LocalDetection detection) throws IOException {
-        boolean fromApi = live != null && live.given();
+    public Rendered render(PrintWriter err, LiveCluster live, LocalDetection detection) {
+        boolean fromApi = live.kubeconfig != null;
         if (fromApi && manifests != null) {
             throw new ParameterException(mixee.commandLine(), "Invalid value for options '--manifests' and "
                     + "'--kubeconfig': both given (allowed: one source, a directory or a live cluster)");
         }
-        requireFlags(live);
+        // Not required at parse time: the daemon takes these from --config or Kubernetes instead.
+        if (manifests == null && !fromApi) {
+            throw new ParameterException(mixee.commandLine(),
+                    "Missing required option: '--manifests=DIR' (or '--kubeconfig=FILE' to read the live cluster)");
+        }
+        if (hostname == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--hostname-override=NAME'");
         ProxyConfig config = config(detection);
-        if (!fromApi) return setup(new ManifestLoader().load(manifests), config, manifests.toString());
-        LoadResult read;
+        LoadResult load;
         try {
-            read = live.read(hostname);
+            load = fromApi ? live.read(hostname) : new ManifestLoader().load(manifests);
         } catch (IOException e) {
-            throw new SourceUnreadable("nftproxy: " + live.describe() + ": " + e.getMessage(), e);
+            err.println(fromApi ? "nftproxy: --kubeconfig " + live.kubeconfig + ": " + e.getMessage() : unreadable(manifests, e));
+            return null;
         }
-        return setup(read, config, "the cluster");
-    }
-
-    /** A source that could not be read, with the one line that says which and why. */
-    static final class SourceUnreadable extends IOException {
-        SourceUnreadable(String line, IOException cause) { super(line, cause); }
-    }
-
-    /** The node context {@code config} gives with the objects {@code load} read from {@code where}. */
-    private static NodeSetup setup(LoadResult load, ProxyConfig config, String where) {
-        ClusterSnapshot snapshot = load.snapshot();
-        NodeObject nodeObject = snapshot.node(config.hostnameOverride());
+        NodeObject nodeObject = load.snapshot().node(config.hostnameOverride());
         NodeResolver.Resolved r = NodeResolver.resolve(config, nodeObject, null);
-        List<String> notes = new ArrayList<>();
-        if (nodeObject == null && config.nodeIPs().isEmpty()) {
-            notes.add("no Node named " + InvalidInputException.printable(config.hostnameOverride()) + " in " + where
-                    + " and no --node-ip: NodePorts are accepted on every local address");
-        }
-        return new NodeSetup(snapshot, r.node(), load, r.diagnostics(), notes);
-    }
-
-    /**
-     * {@link #resolve}, with an unreadable source explained on {@code err} in one line: then null, and the caller
-     * exits with {@link ExitCodes#INPUT_UNREADABLE}.
-     */
-    private NodeSetup resolveOrExplain(PrintWriter err, LiveCluster live, LocalDetection detection) {
-        try {
-            return resolve(live, detection);
-        } catch (SourceUnreadable e) {
-            err.println(e.getMessage());
-            return null;
-        } catch (IOException e) {
-            err.println(unreadable(manifests, e));
-            return null;
-        }
-    }
-
-    /** Prints load problems, node diagnostics and notes to {@code err}, one line each. */
-    private void report(NodeSetup setup, PrintWriter err) {
-        for (LoadProblem p : setup.load().problems()) err.println("warning: " + p.describe("skipped"));
+        for (LoadProblem p : load.problems()) err.println("warning: " + p.describe("skipped"));
         if (verbose) {
-            for (LoadProblem p : setup.load().ignored()) err.println("info: " + p.describe("ignored"));
+            for (LoadProblem p : load.ignored()) err.println("info: " + p.describe("ignored"));
         }
-        for (Diagnostic d : setup.nodeDiagnostics()) err.println("warning: " + d);
-        for (String n : setup.notes()) err.println("warning: " + n);
-    }
-
-    /** A resolved node setup and what the renderer made of it. */
-    public record Rendered(NodeSetup setup, Renderer.Rendering rendering) {}
-
-    /** {@link #render(PrintWriter, LiveCluster, LocalDetection)} with kube-proxy's default detector. */
-    public Rendered render(PrintWriter err, LiveCluster live) { return render(err, live, LocalDetection.DEFAULT); }
-
-    /**
-     * Resolves the options (from the live cluster when {@code live} has a kubeconfig) with the local-traffic detector
-     * {@code detection}, renders, and reports load problems and skipped objects on {@code err}, one line each.
-     * Returns null when the source cannot be read (also reported), so the caller exits with INPUT_UNREADABLE.
-     */
-    public Rendered render(PrintWriter err, LiveCluster live, LocalDetection detection) {
-        NodeSetup setup = resolveOrExplain(err, live, detection);
-        if (setup == null) return null;
-        report(setup, err);
-        Renderer.Rendering rendering = renderer().render(setup.snapshot(), setup.node());
+        for (Diagnostic d : r.diagnostics()) err.println("warning: " + d);
+        if (nodeObject == null && config.nodeIPs().isEmpty()) {
+            err.println("warning: no Node named " + InvalidInputException.printable(config.hostnameOverride()) + " in "
+                    + (fromApi ? "the cluster" : manifests) + " and no --node-ip: NodePorts are accepted on every local address");
+        }
+        Renderer.Rendering rendering = renderer().render(load.snapshot(), r.node());
         for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
-        return new Rendered(setup, rendering);
+        return new Rendered(r.node(), rendering);
     }
 
     /** The renderer for {@code --table-layout}. */
@@ -235,15 +183,6 @@ public final class NodeOptions {
         }
         if (e instanceof AccessDeniedException) return "nftproxy: --manifests " + manifests + ": permission denied";
         return "nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")";
-    }
-
-    private void requireFlags(LiveCluster live) {
-        // Not required at parse time: the daemon takes these from --config or Kubernetes instead.
-        if (manifests == null && (live == null || !live.given())) {
-            throw new ParameterException(mixee.commandLine(), "Missing required option: '--manifests=DIR'"
-                    + (live == null ? "" : " (or '--kubeconfig=FILE' to read the live cluster)"));
-        }
-        if (hostname == null) throw new ParameterException(mixee.commandLine(), "Missing required option: '--hostname-override=NAME'");
     }
 
     /** The node flags {@code pr} matched, over {@code b}; each value parsed, the rules left to validate. */

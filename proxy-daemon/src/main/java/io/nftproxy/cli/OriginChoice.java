@@ -14,10 +14,6 @@ import java.util.Optional;
  * process's source whatever range it lies in.
  */
 record OriginChoice(Origin origin, String reason) {
-    static OriginChoice given(Origin origin) {
-        return new OriginChoice(origin, "given with --from");
-    }
-
     static OriginChoice guess(IpAddress src, NodeContext node) {
         if (src.isLoopback()) {
             return new OriginChoice(Origin.HOST, "--src " + src + " is a loopback address");

@@ -3,7 +3,6 @@ package io.nftproxy.cli;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.render.Renderer;
 import io.nftproxy.config.LocalDetection;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -73,10 +72,8 @@ public final class RenderCommand implements Callable<Integer> {
     private int render(PrintWriter out, PrintWriter err) {
         NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
-        Renderer.Rendering rendering = rendered.rendering();
-        Capabilities caps = Capabilities.baseline();
         for (IpFamily f : ipFamily.families) {
-            out.print(Transaction.creating(rendering.table(f)).script(caps));
+            out.print(Transaction.creating(rendered.rendering().table(f)).script(Capabilities.baseline()));
         }
         return ExitCodes.OK;
     }

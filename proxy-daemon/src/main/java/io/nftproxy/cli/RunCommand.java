@@ -5,6 +5,7 @@ import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.node.ConntrackSysctls;
+import io.nftproxy.node.OtherModeLeftovers;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -18,6 +19,8 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 /**
  * {@code nftproxy run}: programs the kernel through the daemon ({@link DaemonLauncher}), running, or its sync once
@@ -63,41 +66,24 @@ import java.util.concurrent.Callable;
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
-    /** Opens the nft client; a seam so tests can hand in a fake. */
+    /**
+     * Opens the nft client, telling {@code childStarted} the pid of each nft child (exec mode), so the change monitor
+     * knows our own commits; a seam so tests can hand in a fake, which starts no children.
+     */
     @FunctionalInterface
     public interface ClientFactory {
-        NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException;
+        NftClients.Selection open(NftClients.Mode mode, String netns, LongConsumer childStarted) throws IOException;
 
-        /**
-         * As {@link #open(NftClients.Mode, String)}, telling {@code childStarted} the pid of each nft child (exec
-         * mode), so the change monitor knows our own commits. Fakes start no children.
-         */
-        default NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
-                throws IOException {
-            return open(mode, netns);
-        }
-    }
-
-    ClientFactory clients() { return clients; }
-
-    /** Where the conntrack sysctls are read and written ({@code netns} null: this namespace); a seam for tests. */
-    @FunctionalInterface
-    public interface SysctlsFactory {
-        ConntrackSysctls.Access open(String netns);
-    }
-
-    static final SysctlsFactory KERNEL_SYSCTLS = netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);
-
-    static final ClientFactory KERNEL = new ClientFactory() {
-        @Override public NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
+        default NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
             return open(mode, netns, pid -> { });
         }
+    }
 
-        @Override public NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
-                throws IOException {
-            return netns == null ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
-        }
-    };
+    static final ClientFactory KERNEL = (mode, netns, childStarted) -> netns == null
+            ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
+
+    static final Function<String, ConntrackSysctls.Access> KERNEL_SYSCTLS =
+            netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);
 
     @Spec
     CommandSpec spec;
@@ -172,21 +158,16 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
     String netns;
 
-    private final ClientFactory clients;
-    private final SysctlsFactory sysctls;
-    private final LeftoversRemoval leftovers;
-
+    final ClientFactory clients;
+    /** Where the conntrack sysctls are read and written ({@code netns} null: this namespace); a seam for tests. */
+    private final Function<String, ConntrackSysctls.Access> sysctls;
     /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
-    @FunctionalInterface
-    interface LeftoversRemoval {
-        io.nftproxy.node.OtherModeLeftovers.Outcome remove(String netns);
-    }
+    private final Function<String, OtherModeLeftovers.Outcome> leftovers;
 
-    static final LeftoversRemoval KERNEL_LEFTOVERS = netns -> new io.nftproxy.node.OtherModeLeftovers(netns).remove();
+    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS, netns -> new OtherModeLeftovers(netns).remove()); }
 
-    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS, KERNEL_LEFTOVERS); }
-
-    RunCommand(ClientFactory clients, SysctlsFactory sysctls, LeftoversRemoval leftovers) {
+    RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
+               Function<String, OtherModeLeftovers.Outcome> leftovers) {
         this.clients = clients;
         this.sysctls = sysctls;
         this.leftovers = leftovers;
@@ -205,20 +186,21 @@ public final class RunCommand implements Callable<Integer> {
             err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
             return ExitCodes.INPUT_UNREADABLE;
         }
-        rc.config().logging().apply();
+        ProxyConfig effective = rc.config();
+        effective.logging().apply();
         rc.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
-        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(rc.config(), out, err);
+        if (kubeProxyFlags.writeConfigTo != null) return writeConfig(effective, out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
-            c.nftMode = rc.config().nftMode();
+            c.nftMode = effective.nftMode();
             c.netns = netns;
             return c.cleanup(out, err);
         }
         if (!once || initOnly) removeOtherModesLeftovers();
-        if (initOnly) return setConntrackSysctls(rc.config(), out, err);
-        if (once) return new DaemonLauncher(this).once(rc, out, err);
-        int set = setConntrackSysctls(rc.config(), null, err);
-        return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(rc, err);
+        if (initOnly) return setConntrackSysctls(effective, out, err);
+        if (once) return new DaemonLauncher(this).run(effective, true, out, err);
+        int set = setConntrackSysctls(effective, null, err);
+        return set != ExitCodes.OK ? set : new DaemonLauncher(this).run(effective, false, out, err);
     }
 
     /** As kube-proxy's --write-config-to: the effective configuration as a KubeProxyConfiguration, then exit. */
@@ -242,7 +224,7 @@ public final class RunCommand implements Callable<Integer> {
     private int setConntrackSysctls(ProxyConfig c, PrintWriter out, PrintWriter err) {
         List<ConntrackSysctls.Outcome> done;
         try {
-            done = ConntrackSysctls.apply(ConntrackSysctls.plan(c.conntrack(), ConntrackSysctls.cpus()), sysctls.open(netns));
+            done = ConntrackSysctls.apply(ConntrackSysctls.plan(c.conntrack(), ConntrackSysctls.cpus()), sysctls.apply(netns));
         } catch (IOException e) {
             err.println("nftproxy: conntrack sysctls: " + e.getMessage());
             return e instanceof java.nio.file.AccessDeniedException ? ExitCodes.PERMISSION_DENIED : ExitCodes.INPUT_UNREADABLE;
@@ -266,7 +248,7 @@ public final class RunCommand implements Callable<Integer> {
      * as there: what failed is a warning and the start goes on.
      */
     private void removeOtherModesLeftovers() {
-        io.nftproxy.node.OtherModeLeftovers.Outcome o = leftovers.remove(netns);
+        OtherModeLeftovers.Outcome o = leftovers.apply(netns);
         if (!o.nothingRemoved()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
         o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }

@@ -35,16 +35,13 @@ record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
         List<ConfigFile.Note> notes = new ArrayList<>();
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         if (cmd.config != null) notes.addAll(ConfigFile.read(cmd.config, b));
-        NodeOptions n = cmd.nodeOptions;
-        n.overlay(b, pr);
-        if (pr.hasMatchedOption("--manifests")) {
-            // The source given on the command line wins over the file's, as any flag does: kubeadm's file names a
-            // kubeconfig, and it must still load unchanged next to --manifests. Both as flags stays a conflict.
-            if (b.kubeconfig != null && cmd.kubeconfig == null) {
-                notes.add(new ConfigFile.Note(org.slf4j.event.Level.INFO, "clientConnection.kubeconfig",
-                        b.kubeconfig + " not used: --manifests " + n.manifests + " is the source"));
-                b.kubeconfig = null;
-            }
+        cmd.nodeOptions.overlay(b, pr);
+        // The source given on the command line wins over the file's, as any flag does: kubeadm's file names a
+        // kubeconfig, and it must still load unchanged next to --manifests. Both as flags stays a conflict.
+        if (pr.hasMatchedOption("--manifests") && b.kubeconfig != null && cmd.kubeconfig == null) {
+            notes.add(new ConfigFile.Note(org.slf4j.event.Level.INFO, "clientConnection.kubeconfig",
+                    b.kubeconfig + " not used: --manifests " + b.manifests + " is the source"));
+            b.kubeconfig = null;
         }
         if (cmd.kubeconfig != null) b.kubeconfig = cmd.kubeconfig;
         if (cmd.healthzBindAddress != null) {

@@ -3,6 +3,7 @@ package io.nftproxy.cli;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
@@ -85,26 +86,26 @@ public final class TraceCommand implements Callable<Integer> {
     @Mixin
     LocalDetectorFlags localDetector;
 
-    @Option(names = "--src", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+    @Option(names = "--src", required = true, paramLabel = "IP", converter = Converters.Address.class,
             description = {"Source address of the packet: a pod, a node address, or a client off the node.",
                     "Example: --src 172.20.211.9"})
     IpAddress src;
 
-    @Option(names = "--dst", required = true, paramLabel = "IP", converter = AddressConverters.Address.class,
+    @Option(names = "--dst", required = true, paramLabel = "IP", converter = Converters.Address.class,
             description = {"Destination address: a ClusterIP, an externalIP, a LoadBalancer IP, a node IP (for a "
                     + "NodePort) or any other address. Same family as --src.", "Example: --dst 10.105.101.118"})
     IpAddress dst;
 
-    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = TraceConverters.Proto.class,
+    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = Converters.Proto.class,
             description = {"Transport protocol.", "Example: --proto udp"})
     Protocol proto;
 
-    @Option(names = "--dport", required = true, paramLabel = "N", converter = TraceConverters.Port.class,
+    @Option(names = "--dport", required = true, paramLabel = "N", converter = Converters.Port.class,
             description = {"Destination port, 1..65535: the service port, or the NodePort when --dst is a node IP.",
                     "Example: --dport 30080"})
     int dport;
 
-    @Option(names = "--from", paramLabel = "external|pod|host", converter = TraceConverters.From.class,
+    @Option(names = "--from", paramLabel = "external|pod|host", converter = Converters.From.class,
             description = {"Where the packet enters the node: 'external' (arrives from off the node, enters at "
                     + "prerouting), 'pod' (sent by a pod on this node, also enters at prerouting), 'host' (sent by "
                     + "a process on the node, enters at output).",
@@ -127,13 +128,6 @@ public final class TraceCommand implements Callable<Integer> {
     @Option(names = "--netns", hidden = true, paramLabel = "NAME")
     String netns;
 
-    private final RunCommand.ClientFactory clients;
-
-    public TraceCommand() { this(RunCommand.KERNEL); }
-
-    /** With the nft client {@code clients} open for --kernel. */
-    public TraceCommand(RunCommand.ClientFactory clients) { this.clients = clients; }
-
     @Override public Integer call() { return FlushedOutput.run(spec, this::trace); }
 
     private int trace(PrintWriter out, PrintWriter err) {
@@ -143,19 +137,19 @@ public final class TraceCommand implements Callable<Integer> {
         }
         NodeOptions.Rendered rendered = nodeOptions.render(err, liveCluster, localDetector.over(LocalDetection.DEFAULT));
         if (rendered == null) return ExitCodes.INPUT_UNREADABLE;
-        NodeOptions.NodeSetup setup = rendered.setup();
+        NodeContext node = rendered.node();
         Renderer.Rendering rendering = rendered.rendering();
 
-        OriginChoice origin = from != null ? OriginChoice.given(from) : OriginChoice.guess(src, setup.node());
-        String mismatch = origin.mismatch(src, setup.node());
+        OriginChoice origin = from != null ? new OriginChoice(from, "given with --from") : OriginChoice.guess(src, node);
+        String mismatch = origin.mismatch(src, node);
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
         if (kernel) {
-            return KernelTrace.run(clients, nftMode, netns, rendering.table(dst.family()), setup.node(), packet, origin, out, err);
+            return KernelTrace.run(nftMode, netns, rendering.table(dst.family()), node, packet, origin, out, err);
         }
         Trace trace;
         try {
-            trace = PacketTracer.trace(rendering.table(packet.dst().family()), setup.node(), packet);
+            trace = PacketTracer.trace(rendering.table(packet.dst().family()), node, packet);
         } catch (TraceException e) {
             err.println("nftproxy: trace: " + e.getMessage());
             return ExitCodes.UNTRACEABLE;

@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The effective configuration in kube-proxy's words: the KubeProxyConfiguration fields {@link ConfigFile} reads,
@@ -29,34 +30,22 @@ public final class ConfigDocument {
         m.put("clusterCIDR", String.join(",", c.clusterCidrs().stream().map(IpPrefix::toString).toList()));
         m.put("configSyncPeriod", GoDuration.format(c.configSyncPeriod()));
         ConntrackSettings ct = c.conntrack();
-        Map<String, Object> conntrack = new LinkedHashMap<>();
-        conntrack.put("maxPerCore", ct.maxPerCore());
-        conntrack.put("min", ct.min());
-        conntrack.put("tcpBeLiberal", ct.tcpBeLiberal());
-        conntrack.put("tcpCloseWaitTimeout", GoDuration.format(ct.tcpCloseWaitTimeout()));
-        conntrack.put("tcpEstablishedTimeout", GoDuration.format(ct.tcpEstablishedTimeout()));
-        conntrack.put("udpStreamTimeout", GoDuration.format(ct.udpStreamTimeout()));
-        conntrack.put("udpTimeout", GoDuration.format(ct.udpTimeout()));
-        m.put("conntrack", conntrack);
-        Map<String, Object> detect = new LinkedHashMap<>();
-        detect.put("bridgeInterface", c.detectLocal().bridgeInterface());
-        detect.put("interfaceNamePrefix", c.detectLocal().interfaceNamePrefix());
-        m.put("detectLocal", detect);
+        m.put("conntrack", sorted(Map.of("maxPerCore", ct.maxPerCore(), "min", ct.min(), "tcpBeLiberal", ct.tcpBeLiberal(),
+                "tcpCloseWaitTimeout", GoDuration.format(ct.tcpCloseWaitTimeout()),
+                "tcpEstablishedTimeout", GoDuration.format(ct.tcpEstablishedTimeout()),
+                "udpStreamTimeout", GoDuration.format(ct.udpStreamTimeout()),
+                "udpTimeout", GoDuration.format(ct.udpTimeout()))));
+        m.put("detectLocal", sorted(Map.of("bridgeInterface", c.detectLocal().bridgeInterface(),
+                "interfaceNamePrefix", c.detectLocal().interfaceNamePrefix())));
         m.put("detectLocalMode", c.detectLocal().mode());
         m.put("healthzBindAddress", hostPort(c.healthzBindAddress()));
         m.put("hostnameOverride", c.hostnameOverride() == null ? "" : c.hostnameOverride());
-        Map<String, Object> logging = new LinkedHashMap<>();
-        logging.put("format", c.logging().format().name().toLowerCase(Locale.ROOT));
-        logging.put("verbosity", c.logging().verbosity());
-        m.put("logging", logging);
+        m.put("logging", sorted(Map.of("format", c.logging().format().name().toLowerCase(Locale.ROOT),
+                "verbosity", c.logging().verbosity())));
         m.put("metricsBindAddress", hostPort(c.metricsBindAddress()));
         m.put("mode", "nftables");
-        Map<String, Object> nft = new LinkedHashMap<>();
-        nft.put("masqueradeAll", c.masqueradeAll());
-        nft.put("masqueradeBit", c.masqueradeBit());
-        nft.put("minSyncPeriod", GoDuration.format(c.minSyncPeriod()));
-        nft.put("syncPeriod", GoDuration.format(c.syncPeriod()));
-        m.put("nftables", nft);
+        m.put("nftables", sorted(Map.of("masqueradeAll", c.masqueradeAll(), "masqueradeBit", c.masqueradeBit(),
+                "minSyncPeriod", GoDuration.format(c.minSyncPeriod()), "syncPeriod", GoDuration.format(c.syncPeriod()))));
         m.put("nodePortAddresses", c.nodePortAddresses().values());
         return m;
     }
@@ -77,6 +66,9 @@ public final class ConfigDocument {
     public static String configz(ProxyConfig c) {
         return JsonMapper.builder().build().writeValueAsString(Map.of("kubeproxy.config.k8s.io", of(c)));
     }
+
+    /** A section's fields, in alphabetical order as kube-proxy writes them. */
+    private static Map<String, Object> sorted(Map<String, ?> fields) { return new TreeMap<>(fields); }
 
     private static String hostPort(InetSocketAddress a) {
         String host = a.getAddress().getHostAddress();

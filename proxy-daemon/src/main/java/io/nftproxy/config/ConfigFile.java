@@ -72,15 +72,10 @@ public final class ConfigFile {
         if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", text(root, "apiVersion"), API_VERSION);
         if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
         // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
-        IpAddress bind = field(() -> bindAddress(root.get("bindAddress")), null);
+        IpAddress bind = field(() -> bindAddress(root.get("bindAddress")));
         if (bind != null) b.bindAddress = bind;
         IpFamily family = bind == null ? IpFamily.IPV4 : bind.family();
-        for (Map.Entry<String, JsonNode> e : root.properties()) {
-            field(() -> {
-                applyField(e.getKey(), e.getValue(), b, family);
-                return null;
-            }, null);
-        }
+        section(null, root, (key, f, x) -> applyField(key, x, b, family));
         if (!errors.isEmpty()) b.problem(ConfigException.of(errors));
     }
 
@@ -265,23 +260,23 @@ public final class ConfigFile {
         void apply(String key, String field, JsonNode value);
     }
 
-    /** Each member of the map {@code name} parsed as a field of its own, so one bad member leaves the rest applied. */
+    /** Each member of map {@code name} (null: the file itself) parsed as its own field, so a bad one leaves the rest applied. */
     private void section(String name, JsonNode v, Member member) {
-        for (Map.Entry<String, JsonNode> e : obj(name, v).properties()) {
+        for (Map.Entry<String, JsonNode> e : (name == null ? v : obj(name, v)).properties()) {
             field(() -> {
-                member.apply(e.getKey(), name + "." + e.getKey(), e.getValue());
+                member.apply(e.getKey(), name == null ? e.getKey() : name + "." + e.getKey(), e.getValue());
                 return null;
-            }, null);
+            });
         }
     }
 
-    /** Runs one field's parsing; a problem is kept for the file's one report and {@code fallback} returned. */
-    private <T> T field(java.util.function.Supplier<T> parse, T fallback) {
+    /** Runs one field's parsing; a problem is kept for the file's one report and null returned. */
+    private <T> T field(java.util.function.Supplier<T> parse) {
         try {
             return parse.get();
         } catch (ConfigException e) {
             errors.addAll(e.all());
-            return fallback;
+            return null;
         }
     }
 

@@ -7,6 +7,7 @@ import io.nftproxy.net.IpPrefix;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * kube-proxy's {@code nodePortAddresses}: which local addresses accept NodePorts. {@code primary}, each family's
@@ -41,10 +42,7 @@ public record NodePortAddresses(boolean primary, List<IpPrefix> cidrs) {
 
     /** As given: {@code primary} and the CIDRs. */
     public List<String> values() {
-        List<String> out = new ArrayList<>();
-        if (primary) out.add(PRIMARY);
-        cidrs.forEach(c -> out.add(c.toString()));
-        return out;
+        return Stream.concat(primary ? Stream.of(PRIMARY) : Stream.empty(), cidrs.stream().map(IpPrefix::toString)).toList();
     }
 
     /** The prefixes that accept NodePorts for a node with {@code nodeIPs}: each family's first for {@code primary}. */

@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CleanupCommandTest {
     @Test
     void withoutNftItExitsThreeAsDocumented() {
-        RunCommand.ClientFactory noNft = (mode, netns) -> new NftClients.Selection(
+        RunCommand.ClientFactory noNft = (mode, netns, childStarted) -> new NftClients.Selection(
                 new ExecNftClient(List.of("/nonexistent/nft"), Duration.ofSeconds(5), pid -> { }), "exec without nft");
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();

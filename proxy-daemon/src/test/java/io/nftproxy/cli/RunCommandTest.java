@@ -80,7 +80,7 @@ class RunCommandTest {
     }
 
     private static RunCommand.ClientFactory fake(FakeNftClient f) {
-        return (mode, netns) -> new NftClients.Selection(f, "fake");
+        return (mode, netns, childStarted) -> new NftClients.Selection(f, "fake");
     }
 
     @Test
@@ -139,7 +139,7 @@ class RunCommandTest {
 
     @Test
     void noUsableNftExitsThree() {
-        Run r = run((mode, netns) -> {
+        Run r = run((mode, netns, childStarted) -> {
             throw new NftException(NftException.Kind.UNSUPPORTED, "libnftables.so.1 cannot be loaded", null, null, 0);
         }, "--once", "--nft-mode", "library");
         assertEquals(ExitCodes.NFT_UNAVAILABLE, r.exit(), r.err());
@@ -403,7 +403,7 @@ class RunCommandTest {
     void theNftModeOfTheConfigurationOpensTheClient() {
         List<NftClients.Mode> asked = new ArrayList<>();
         FakeNftClient f = new FakeNftClient();
-        Run r = run((mode, netns) -> {
+        Run r = run((mode, netns, childStarted) -> {
             asked.add(mode);
             return new NftClients.Selection(f, "fake");
         }, "--once", "--nft-mode", "exec");
