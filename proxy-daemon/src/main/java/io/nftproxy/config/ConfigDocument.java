@@ -4,7 +4,6 @@ import io.nftproxy.net.IpPrefix;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
-import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -38,11 +37,11 @@ public final class ConfigDocument {
         m.put("detectLocal", sorted(Map.of("bridgeInterface", c.detectLocal().bridgeInterface(),
                 "interfaceNamePrefix", c.detectLocal().interfaceNamePrefix())));
         m.put("detectLocalMode", c.detectLocal().mode());
-        m.put("healthzBindAddress", hostPort(c.healthzBindAddress()));
+        m.put("healthzBindAddress", io.nftproxy.http.HttpServer.hostPort(c.healthzBindAddress()));
         m.put("hostnameOverride", c.hostnameOverride() == null ? "" : c.hostnameOverride());
         m.put("logging", sorted(Map.of("format", c.logging().format().name().toLowerCase(Locale.ROOT),
                 "verbosity", c.logging().verbosity())));
-        m.put("metricsBindAddress", hostPort(c.metricsBindAddress()));
+        m.put("metricsBindAddress", io.nftproxy.http.HttpServer.hostPort(c.metricsBindAddress()));
         m.put("mode", "nftables");
         m.put("nftables", sorted(Map.of("masqueradeAll", c.masqueradeAll(), "masqueradeBit", c.masqueradeBit(),
                 "minSyncPeriod", GoDuration.format(c.minSyncPeriod()), "syncPeriod", GoDuration.format(c.syncPeriod()))));
@@ -69,10 +68,4 @@ public final class ConfigDocument {
 
     /** A section's fields, in alphabetical order as kube-proxy writes them. */
     private static Map<String, Object> sorted(Map<String, ?> fields) { return new TreeMap<>(fields); }
-
-    private static String hostPort(InetSocketAddress a) {
-        String host = a.getAddress().getHostAddress();
-        if (host.contains(":")) host = "[" + io.nftproxy.net.IpAddress.parse(host) + "]";
-        return host + ":" + a.getPort();
-    }
 }

@@ -65,10 +65,14 @@ public final class HttpServer implements AutoCloseable {
         }
     }
 
-    /** {@code ip:port} as Java prints the address, IPv6 in brackets; for messages and the log. */
+    /**
+     * {@code ip:port}, IPv6 shortened and in brackets ({@code [::]:10256}): one spelling for messages, the log,
+     * {@code /configz} and {@code --write-config-to}.
+     */
     public static String hostPort(InetSocketAddress a) {
-        String host = a.getAddress() == null ? a.getHostString() : a.getAddress().getHostAddress();
-        return (host.contains(":") ? "[" + host + "]" : host) + ":" + a.getPort();
+        if (a.getAddress() == null) return a.getHostString() + ":" + a.getPort();
+        io.nftproxy.net.IpAddress ip = io.nftproxy.net.IpAddress.of(a.getAddress().getAddress());
+        return (ip.family() == io.nftproxy.net.IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
     }
 
     /** The errno's meaning where Netty gives only its number. */
