@@ -46,7 +46,6 @@ public final class ClusterStore implements ClusterView {
     private final Set<String> changedServices = ConcurrentHashMap.newKeySet();
     /** The first drain is everything: nothing was synced before it. */
     private final AtomicBoolean everythingChanged = new AtomicBoolean(true);
-    private final AtomicLong changes = new AtomicLong();
     private volatile boolean servicesListed;
     private volatile boolean slicesListed;
     private volatile boolean nodesListed = true;
@@ -248,9 +247,6 @@ public final class ClusterStore implements ClusterView {
         return touched;
     }
 
-    /** How many real changes were recorded so far: whether a reload changed anything at all. */
-    public long changeCount() { return changes.get(); }
-
     /**
      * The Services changed since the last call, or everything (the first call, a Node or ServiceCIDR change). Call
      * it before reading the objects: a change recorded meanwhile is then seen now and again by the next drain.
@@ -342,7 +338,6 @@ public final class ClusterStore implements ClusterView {
     private void changed(String service, String otherService) {
         if (service != null) changedServices.add(service);
         if (otherService != null) changedServices.add(otherService);
-        changes.incrementAndGet();
         onChange.run();
     }
 
