@@ -62,7 +62,7 @@ public final class KubernetesSource implements AutoCloseable {
 
     /** @param lagProbeInterval how often to check that the watches still deliver (zero: never) */
     public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval, Duration nodeWait) {
-        this(api, store, lagProbeInterval, nodeWait, new ApiReachability(api.url()));
+        this(api, store, lagProbeInterval, nodeWait, new ApiReachability(api.url(), "the kernel table stays as it is"));
     }
 
     /** With {@code reachability} saying what happens while the server is unusable (a command does not keep a table). */
