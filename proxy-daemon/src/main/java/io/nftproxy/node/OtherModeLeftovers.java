@@ -77,11 +77,10 @@ public final class OtherModeLeftovers {
 
         public boolean nothingRemoved() { return removed.isEmpty(); }
 
-        public int count() { return removed.stream().mapToInt(r -> r.chains().size()).sum(); }
-
         /** One line for the log: {@code 12 removed: iptables-nft nat: KUBE-SERVICES ...; ip link: kube-ipvs0}. */
         public String summary() {
-            return count() + " removed: " + String.join("; ", removed.stream().map(Removed::toString).toList());
+            return removed.stream().mapToInt(r -> r.chains().size()).sum() + " removed: "
+                    + String.join("; ", removed.stream().map(Removed::toString).toList());
         }
     }
 
