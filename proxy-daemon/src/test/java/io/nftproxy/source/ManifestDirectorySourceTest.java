@@ -98,7 +98,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
         // No rescan within the test: the parent's watch alone must see the new directory.
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             Files.delete(dir.resolve("a.yaml"));
             Files.delete(dir);
             settled();
@@ -117,7 +117,7 @@ class ManifestDirectorySourceTest {
         Path dir = Files.createDirectory(parent.resolve("manifests"));
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofMillis(200))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofMillis(200), null)) {
             // A directory moved in from elsewhere: its files were never watched, only the rescan sees them.
             Path elsewhere = Files.createDirectory(parent.resolve("elsewhere"));
             Files.writeString(elsewhere.resolve("b.yaml"), service("b", "172.30.0.2"));
@@ -133,7 +133,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1") + "---\n" + service("a2", "172.30.0.4"));
         Files.writeString(dir.resolve("b.yaml"), service("b", "172.30.0.2"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             Files.writeString(dir.resolve("a.yaml"), "kind: Service\n  bad: [", StandardOpenOption.APPEND);
             Files.writeString(dir.resolve("b.yaml"), service("b", "172.30.0.3"));
             await().atMost(Duration.ofSeconds(10)).until(() -> clusterIPs(store).contains("b=172.30.0.3"));
@@ -150,7 +150,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("web", "172.30.0.1"));
         Files.writeString(dir.resolve("b.yaml"), service("web", "172.30.0.2"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             assertEquals(List.of("web=172.30.0.1"), clusterIPs(store), "the first file's object is kept");
             String problem = String.join("\n", src.problems());
             assertTrue(problem.contains("b.yaml") && problem.contains("a.yaml") && problem.contains("demo/web"), problem);
@@ -166,7 +166,7 @@ class ManifestDirectorySourceTest {
         ClusterStore store = new ClusterStore();
         AtomicLong changeCount = new AtomicLong();
         store.onChange(changeCount::incrementAndGet);
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             long changes = changeCount.get();
             // Truncated, as "> file" does before the writer's first byte, then half a document.
             Files.write(dir.resolve("a.yaml"), new byte[0]);
@@ -204,7 +204,7 @@ class ManifestDirectorySourceTest {
                 }
             }
         });
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             noise.start();
             Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.2"));
             await().atMost(Duration.ofSeconds(3)).until(() -> clusterIPs(store).equals(List.of("a=172.30.0.2")));
