@@ -23,8 +23,6 @@ final class ApiNode {
         this.path = path;
     }
 
-    String path() { return path; }
-
     JsonNode raw() { return node; }
 
     private String child(String name) { return path.isEmpty() ? name : path + "." + name; }
