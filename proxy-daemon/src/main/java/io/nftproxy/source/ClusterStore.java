@@ -13,7 +13,6 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
@@ -256,10 +255,7 @@ public final class ClusterStore implements ClusterView {
         servicesPending.clear();
         slicesPending.set(0);
         Set<String> keys = new HashSet<>();
-        for (Iterator<String> it = changedServices.iterator(); it.hasNext(); ) {
-            keys.add(it.next());
-            it.remove();
-        }
+        changedServices.removeIf(keys::add);
         return all ? ServiceChanges.ALL : ServiceChanges.of(keys);
     }
 
