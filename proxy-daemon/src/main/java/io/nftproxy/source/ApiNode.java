@@ -1,12 +1,14 @@
 package io.nftproxy.source;
 
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -73,9 +75,18 @@ final class ApiNode {
         return n == null ? null : new ApiNode(n, child(name));
     }
 
-    /** The entries of a list of objects; empty when absent. A null entry is kept out. */
-    List<ApiNode> objList(String name) {
-        return items(name, "a list", JsonNode::isObject, "a map", ApiNode::new);
+    /** A nested object; an empty one when absent, whose fields then all read as absent. */
+    ApiNode objOrEmpty(String name) {
+        ApiNode n = obj(name);
+        return n != null ? n : new ApiNode(JsonNodeFactory.instance.objectNode(), child(name));
+    }
+
+    /**
+     * The entries of a list of objects, each mapped by {@code read} once every entry is known to be a map; empty when
+     * absent. A null entry is kept out.
+     */
+    <T> List<T> objList(String name, Function<ApiNode, T> read) {
+        return items(name, "a list", JsonNode::isObject, "a map", ApiNode::new).stream().map(read).toList();
     }
 
     /** A list of strings; empty when absent. */
