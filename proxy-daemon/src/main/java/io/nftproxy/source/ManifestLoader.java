@@ -97,9 +97,7 @@ public final class ManifestLoader {
      */
     public LoadResult load(Path dir) throws IOException {
         List<LoadProblem> listing = new ArrayList<>();
-        List<FileLoad> files = new ArrayList<>();
-        for (Path file : files(dir, listing)) files.add(loadFile(file));
-        return merge(files, listing);
+        return merge(files(dir, listing).stream().map(this::loadFile).toList(), listing);
     }
 
     /**
@@ -229,9 +227,7 @@ public final class ManifestLoader {
         ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
-            while (it.hasNextValue()) {
-                documents.add(it.nextValue());
-            }
+            it.readAll(documents);
         } catch (JacksonException e) {
             sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
             return false;
