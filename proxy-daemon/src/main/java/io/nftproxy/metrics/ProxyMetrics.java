@@ -129,31 +129,31 @@ public final class ProxyMetrics {
 
     public void sync(IpFamily f, boolean full, Duration took, int commands) {
         double s = took.toNanos() / 1e9;
-        syncDuration.labelValues(label(f)).observe(s);
-        (full ? fullSyncDuration : partialSyncDuration).labelValues(label(f)).observe(s);
-        lastSync.labelValues(label(f)).set(System.currentTimeMillis() / 1000.0);
-        transactionCommands.labelValues(label(f)).inc(commands);
+        syncDuration.labelValues(f.apiName()).observe(s);
+        (full ? fullSyncDuration : partialSyncDuration).labelValues(f.apiName()).observe(s);
+        lastSync.labelValues(f.apiName()).set(System.currentTimeMillis() / 1000.0);
+        transactionCommands.labelValues(f.apiName()).inc(commands);
     }
 
-    public void queued(IpFamily f) { lastQueued.labelValues(label(f)).set(System.currentTimeMillis() / 1000.0); }
-    public void syncFailed(IpFamily f) { syncFailures.labelValues(label(f)).inc(); }
-    public void cleanupFailed(IpFamily f) { cleanupFailures.labelValues(label(f)).inc(); }
-    public void programmingLatency(IpFamily f, Duration d) { programmingLatency.labelValues(label(f)).observe(d.toNanos() / 1e9); }
+    public void queued(IpFamily f) { lastQueued.labelValues(f.apiName()).set(System.currentTimeMillis() / 1000.0); }
+    public void syncFailed(IpFamily f) { syncFailures.labelValues(f.apiName()).inc(); }
+    public void cleanupFailed(IpFamily f) { cleanupFailures.labelValues(f.apiName()).inc(); }
+    public void programmingLatency(IpFamily f, Duration d) { programmingLatency.labelValues(f.apiName()).observe(d.toNanos() / 1e9); }
     public void noLocalEndpoints(IpFamily f, int internal, int external) {
-        noLocalEndpoints.labelValues(label(f), "internal").set(internal);
-        noLocalEndpoints.labelValues(label(f), "external").set(external);
+        noLocalEndpoints.labelValues(f.apiName(), "internal").set(internal);
+        noLocalEndpoints.labelValues(f.apiName(), "external").set(external);
     }
     public void healthz(int code) { healthz.labelValues(Integer.toString(code)).inc(); }
     public void livez(int code) { livez.labelValues(Integer.toString(code)).inc(); }
     public void invalidObject(String kind, String field) { invalidObjects.labelValues(kind, field).inc(); }
-    public void tamperResync(IpFamily f) { tamperRepairs.labelValues(label(f)).inc(); }
+    public void tamperResync(IpFamily f) { tamperRepairs.labelValues(f.apiName()).inc(); }
     /** One periodic verification, by how it was settled: generation, monitor or read_back. */
     public void tableVerification(IpFamily f, String path) {
-        verifications.labelValues(label(f), path).inc();
+        verifications.labelValues(f.apiName(), path).inc();
     }
     public void conntrackReconciled(IpFamily f, Duration took, int deleted) {
-        conntrackReconcile.labelValues(label(f)).observe(took.toNanos() / 1e9);
-        conntrackDeleted.labelValues(label(f)).inc(deleted);
+        conntrackReconcile.labelValues(f.apiName()).observe(took.toNanos() / 1e9);
+        conntrackDeleted.labelValues(f.apiName()).inc(deleted);
     }
 
     /** The Prometheus text exposition of everything registered. */
@@ -166,8 +166,6 @@ public final class ProxyMetrics {
         }
         return new Response(200, PrometheusTextFormatWriter.CONTENT_TYPE, java.util.Map.of(), out.toString(StandardCharsets.UTF_8));
     }
-
-    private static String label(IpFamily f) { return f.apiName(); }
 
     private static double[] programmingBuckets() {
         java.util.List<Double> b = new java.util.ArrayList<>(java.util.List.of(0.01, 0.025, 0.05, 0.1, 0.25, 0.5));

@@ -78,25 +78,17 @@ public final class ConntrackSysctls {
     public static Access inNamespace(String netns) {
         Access k = kernel();
         return new Access() {
-            @Override public long read(String name) throws IOException { return in(() -> k.read(name)); }
+            @Override public long read(String name) throws IOException { return OtherModeLeftovers.inNamespace(netns, () -> k.read(name)); }
 
             @Override public void write(String name, long value) throws IOException {
-                in(() -> {
+                OtherModeLeftovers.inNamespace(netns, () -> {
                     k.write(name, value);
                     return null;
                 });
             }
 
-            @Override public boolean writable(String name) throws IOException { return in(() -> k.writable(name)); }
-
-            private <T> T in(java.util.concurrent.Callable<T> task) throws IOException {
-                try {
-                    return io.nftproxy.netlink.NetnsThread.callIn(netns, task);
-                } catch (IOException | RuntimeException e) {
-                    throw e;
-                } catch (Exception e) {
-                    throw new IOException(e.getMessage(), e);
-                }
+            @Override public boolean writable(String name) throws IOException {
+                return OtherModeLeftovers.inNamespace(netns, () -> k.writable(name));
             }
         };
     }

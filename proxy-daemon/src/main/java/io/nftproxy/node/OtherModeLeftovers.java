@@ -77,11 +77,10 @@ public final class OtherModeLeftovers {
 
         public boolean nothingRemoved() { return removed.isEmpty(); }
 
-        public int count() { return removed.stream().mapToInt(r -> r.chains().size()).sum(); }
-
         /** One line for the log: {@code 12 removed: iptables-nft nat: KUBE-SERVICES ...; ip link: kube-ipvs0}. */
         public String summary() {
-            return count() + " removed: " + String.join("; ", removed.stream().map(Removed::toString).toList());
+            return removed.stream().mapToInt(r -> r.chains().size()).sum() + " removed: "
+                    + String.join("; ", removed.stream().map(Removed::toString).toList());
         }
     }
 
@@ -240,17 +239,18 @@ public final class OtherModeLeftovers {
     /** Whether the legacy kernel table exists: only the kernel's list is read, so no table is created by looking. */
     private boolean legacyTablePresent(boolean ipv6, String table) throws IOException {
         Path names = Path.of("/proc/thread-self/net", ipv6 ? "ip6_tables_names" : "ip_tables_names");
-        return inNamespace(() -> Files.exists(names) && Files.readAllLines(names).contains(table));
+        return inNamespace(netns, () -> Files.exists(names) && Files.readAllLines(names).contains(table));
     }
 
     /** Whether {@code /proc/net/NAME} exists in the namespace. */
     private boolean procNet(String name) throws IOException {
-        return inNamespace(() -> Files.exists(Path.of("/proc/thread-self/net", name)));
+        return inNamespace(netns, () -> Files.exists(Path.of("/proc/thread-self/net", name)));
     }
 
-    private boolean inNamespace(java.util.concurrent.Callable<Boolean> present) throws IOException {
+    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any checked failure as an IOException. */
+    static <T> T inNamespace(String netns, java.util.concurrent.Callable<T> task) throws IOException {
         try {
-            return netns == null ? present.call() : NetnsThread.callIn(netns, present);
+            return netns == null ? task.call() : NetnsThread.callIn(netns, task);
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {

@@ -1,11 +1,15 @@
 package io.nftproxy.source;
 
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.JsonNodeFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * A typed view of one JSON/YAML node that knows its field path. Every accessor checks the API type and throws
@@ -21,8 +25,6 @@ final class ApiNode {
         this.path = path;
     }
 
-    String path() { return path; }
-
     JsonNode raw() { return node; }
 
     private String child(String name) { return path.isEmpty() ? name : path + "." + name; }
@@ -36,82 +38,82 @@ final class ApiNode {
 
     boolean has(String name) { return get(name) != null; }
 
-    String str(String name) {
+    /** The field, or null when absent; throws when it is present but not {@code ok}. */
+    private JsonNode typed(String name, Predicate<JsonNode> ok, String expected) {
         JsonNode n = get(name);
-        if (n == null) return null;
-        if (!n.isString()) throw wrongType(child(name), "a string", n);
-        return n.stringValue();
+        if (n != null && !ok.test(n)) throw wrongType(child(name), expected, n);
+        return n;
+    }
+
+    String str(String name) {
+        JsonNode n = typed(name, JsonNode::isString, "a string");
+        return n == null ? null : n.stringValue();
     }
 
     Integer integer(String name) {
-        JsonNode n = get(name);
+        JsonNode n = typed(name, JsonNode::isIntegralNumber, "an integer");
         if (n == null) return null;
-        if (!n.isIntegralNumber()) throw wrongType(child(name), "an integer", n);
         if (!n.canConvertToInt()) throw new ManifestFormatException(child(name), "integer out of 32-bit range");
         return n.intValue();
     }
 
     Boolean bool(String name) {
-        JsonNode n = get(name);
-        if (n == null) return null;
-        if (!n.isBoolean()) throw wrongType(child(name), "a boolean", n);
-        return n.booleanValue();
+        JsonNode n = typed(name, JsonNode::isBoolean, "a boolean");
+        return n == null ? null : n.booleanValue();
     }
 
     /** {@code IntOrString} (targetPort): either spelling, returned as text. */
     String intOrString(String name) {
-        JsonNode n = get(name);
+        JsonNode n = typed(name, e -> e.isString() || e.isIntegralNumber() && e.canConvertToInt(), "an integer or a string");
         if (n == null) return null;
-        if (n.isString()) return n.stringValue();
-        if (n.isIntegralNumber() && n.canConvertToInt()) return Integer.toString(n.intValue());
-        throw wrongType(child(name), "an integer or a string", n);
+        return n.isString() ? n.stringValue() : Integer.toString(n.intValue());
     }
 
     /** A nested object, or null when absent. */
     ApiNode obj(String name) {
-        JsonNode n = get(name);
-        if (n == null) return null;
-        if (!n.isObject()) throw wrongType(child(name), "a map", n);
-        return new ApiNode(n, child(name));
+        JsonNode n = typed(name, JsonNode::isObject, "a map");
+        return n == null ? null : new ApiNode(n, child(name));
     }
 
-    /** The entries of a list of objects; empty when absent. A null entry is kept out. */
-    List<ApiNode> objList(String name) {
-        JsonNode n = get(name);
-        if (n == null) return List.of();
-        if (!n.isArray()) throw wrongType(child(name), "a list", n);
-        List<ApiNode> out = new ArrayList<>(n.size());
-        int i = 0;
-        for (JsonNode e : n.values()) {
-            String p = child(name) + "[" + i++ + "]";
-            if (absent(e)) continue;
-            if (!e.isObject()) throw wrongType(p, "a map", e);
-            out.add(new ApiNode(e, p));
-        }
-        return out;
+    /** A nested object; an empty one when absent, whose fields then all read as absent. */
+    ApiNode objOrEmpty(String name) {
+        ApiNode n = obj(name);
+        return n != null ? n : new ApiNode(JsonNodeFactory.instance.objectNode(), child(name));
+    }
+
+    /**
+     * The entries of a list of objects, each mapped by {@code read} once every entry is known to be a map; empty when
+     * absent. A null entry is kept out.
+     */
+    <T> List<T> objList(String name, Function<ApiNode, T> read) {
+        return items(name, "a list", JsonNode::isObject, "a map", ApiNode::new).stream().map(read).toList();
     }
 
     /** A list of strings; empty when absent. */
     List<String> strList(String name) {
-        JsonNode n = get(name);
+        return items(name, "a list of strings", JsonNode::isString, "a string", (e, p) -> e.stringValue());
+    }
+
+    /** A list's entries of the expected type, each read with its path; absent and null entries are kept out. */
+    private <T> List<T> items(String name, String expected, Predicate<JsonNode> ok, String itemExpected,
+                              BiFunction<JsonNode, String, T> read) {
+        JsonNode n = typed(name, JsonNode::isArray, expected);
         if (n == null) return List.of();
-        if (!n.isArray()) throw wrongType(child(name), "a list of strings", n);
-        List<String> out = new ArrayList<>(n.size());
+        List<T> out = new ArrayList<>(n.size());
         int i = 0;
         for (JsonNode e : n.values()) {
-            if (absent(e)) { i++; continue; }
-            if (!e.isString()) throw wrongType(child(name) + "[" + i + "]", "a string", e);
-            out.add(e.stringValue());
-            i++;
+            String p = child(name) + "[" + i++ + "]";
+            if (absent(e)) continue;
+            if (!ok.test(e)) throw wrongType(p, itemExpected, e);
+            out.add(read.apply(e, p));
         }
         return out;
     }
 
     /** A map of strings to strings (labels, annotations); empty when absent. */
     Map<String, String> strMap(String name) {
-        JsonNode n = get(name);
+        JsonNode n = typed(name, JsonNode::isObject, "a map of strings");
         if (n == null) return Map.of();
-        if (!n.isObject()) throw wrongType(child(name), "a map of strings", n);
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, JsonNode> e : n.properties()) {
             if (absent(e.getValue())) continue;

@@ -6,10 +6,8 @@ import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 
-import tools.jackson.databind.node.JsonNodeFactory;
-
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Maps API-format objects onto the raw {@code io.nftproxy.cluster} records, field for field. It checks types
@@ -41,27 +39,12 @@ final class ApiObjectDecoder {
 
     static ServiceObject service(ApiNode obj) {
         ObjectMeta meta = meta(obj, true);
-        ApiNode spec = obj.obj("spec");
-        if (spec == null) spec = new ApiNode(JsonNodeFactory.instance.objectNode(), "spec");
-        List<ServiceObject.PortSpec> ports = new ArrayList<>();
-        for (ApiNode p : spec.objList("ports")) {
-            ports.add(new ServiceObject.PortSpec(p.str("name"), p.str("protocol"), p.integer("port"),
-                    p.intOrString("targetPort"), p.integer("nodePort")));
-        }
-        Integer affinityTimeout = null;
-        ApiNode sac = spec.obj("sessionAffinityConfig");
-        if (sac != null) {
-            ApiNode clientIP = sac.obj("clientIP");
-            if (clientIP != null) affinityTimeout = clientIP.integer("timeoutSeconds");
-        }
-        List<ServiceObject.LoadBalancerIngress> ingress = new ArrayList<>();
-        ApiNode status = obj.obj("status");
-        ApiNode lb = status == null ? null : status.obj("loadBalancer");
-        if (lb != null) {
-            for (ApiNode i : lb.objList("ingress")) {
-                ingress.add(new ServiceObject.LoadBalancerIngress(i.str("ip"), i.str("hostname"), i.str("ipMode")));
-            }
-        }
+        ApiNode spec = obj.objOrEmpty("spec");
+        List<ServiceObject.PortSpec> ports = spec.objList("ports", p -> new ServiceObject.PortSpec(p.str("name"),
+                p.str("protocol"), p.integer("port"), p.intOrString("targetPort"), p.integer("nodePort")));
+        Integer affinityTimeout = spec.objOrEmpty("sessionAffinityConfig").objOrEmpty("clientIP").integer("timeoutSeconds");
+        List<ServiceObject.LoadBalancerIngress> ingress = obj.objOrEmpty("status").objOrEmpty("loadBalancer").objList("ingress",
+                i -> new ServiceObject.LoadBalancerIngress(i.str("ip"), i.str("hostname"), i.str("ipMode")));
         String type = spec.str("type");
         return new ServiceObject(meta, type == null ? "ClusterIP" : type, spec.str("clusterIP"), spec.strList("clusterIPs"),
                 spec.strList("ipFamilies"), ports, spec.strList("externalIPs"), ingress,
@@ -72,51 +55,32 @@ final class ApiObjectDecoder {
 
     static EndpointSliceObject endpointSlice(ApiNode obj) {
         ObjectMeta meta = meta(obj, true);
-        List<EndpointSliceObject.PortSpec> ports = new ArrayList<>();
-        for (ApiNode p : obj.objList("ports")) {
-            // The API server defaults an unset port name to "" (the unnamed port); keep that meaning.
-            String name = p.str("name");
-            ports.add(new EndpointSliceObject.PortSpec(name == null ? "" : name, p.str("protocol"), p.integer("port")));
-        }
-        List<EndpointSliceObject.Endpoint> endpoints = new ArrayList<>();
-        for (ApiNode e : obj.objList("endpoints")) {
-            ApiNode c = e.obj("conditions");
-            Boolean ready = c == null ? null : c.bool("ready");
-            Boolean serving = c == null ? null : c.bool("serving");
-            Boolean terminating = c == null ? null : c.bool("terminating");
-            List<String> zoneHints = new ArrayList<>();
-            List<String> nodeHints = new ArrayList<>();
-            ApiNode hints = e.obj("hints");
-            if (hints != null) {
-                for (ApiNode z : hints.objList("forZones")) zoneHints.add(z.str("name"));
-                for (ApiNode n : hints.objList("forNodes")) nodeHints.add(n.str("name"));
-            }
-            endpoints.add(new EndpointSliceObject.Endpoint(e.strList("addresses"), ready, serving, terminating,
-                    e.str("nodeName"), e.str("zone"), zoneHints, nodeHints));
-        }
+        // The API server defaults an unset port name to "" (the unnamed port); keep that meaning.
+        List<EndpointSliceObject.PortSpec> ports = obj.objList("ports", p -> new EndpointSliceObject.PortSpec(
+                Objects.requireNonNullElse(p.str("name"), ""), p.str("protocol"), p.integer("port")));
+        List<EndpointSliceObject.Endpoint> endpoints = obj.objList("endpoints", e -> {
+            ApiNode c = e.objOrEmpty("conditions");
+            Boolean ready = c.bool("ready");
+            Boolean serving = c.bool("serving");
+            Boolean terminating = c.bool("terminating");
+            ApiNode hints = e.objOrEmpty("hints");
+            List<String> zoneHints = hints.objList("forZones", z -> z.str("name"));
+            List<String> nodeHints = hints.objList("forNodes", n -> n.str("name"));
+            return new EndpointSliceObject.Endpoint(e.strList("addresses"), ready, serving, terminating,
+                    e.str("nodeName"), e.str("zone"), zoneHints, nodeHints);
+        });
         return new EndpointSliceObject(meta, obj.str("addressType"), ports, endpoints);
     }
 
     static NodeObject node(ApiNode obj) {
         ObjectMeta meta = meta(obj, false);
-        List<NodeObject.Address> addresses = new ArrayList<>();
-        ApiNode status = obj.obj("status");
-        if (status != null) {
-            for (ApiNode a : status.objList("addresses")) addresses.add(new NodeObject.Address(a.str("type"), a.str("address")));
-        }
-        List<String> taints = new ArrayList<>();
-        List<String> podCIDRs = List.of();
-        ApiNode spec = obj.obj("spec");
-        if (spec != null) {
-            for (ApiNode t : spec.objList("taints")) taints.add(t.str("key"));
-            podCIDRs = spec.strList("podCIDRs");
-        }
-        return new NodeObject(meta, addresses, taints, podCIDRs);
+        List<NodeObject.Address> addresses = obj.objOrEmpty("status").objList("addresses",
+                a -> new NodeObject.Address(a.str("type"), a.str("address")));
+        ApiNode spec = obj.objOrEmpty("spec");
+        return new NodeObject(meta, addresses, spec.objList("taints", t -> t.str("key")), spec.strList("podCIDRs"));
     }
 
     static ServiceCidrObject serviceCidr(ApiNode obj) {
-        ObjectMeta meta = meta(obj, false);
-        ApiNode spec = obj.obj("spec");
-        return new ServiceCidrObject(meta, spec == null ? List.of() : spec.strList("cidrs"));
+        return new ServiceCidrObject(meta(obj, false), obj.objOrEmpty("spec").strList("cidrs"));
     }
 }

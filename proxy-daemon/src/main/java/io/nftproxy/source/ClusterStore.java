@@ -13,7 +13,6 @@ import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.Map;
@@ -46,7 +45,6 @@ public final class ClusterStore implements ClusterView {
     private final Set<String> changedServices = ConcurrentHashMap.newKeySet();
     /** The first drain is everything: nothing was synced before it. */
     private final AtomicBoolean everythingChanged = new AtomicBoolean(true);
-    private final AtomicLong changes = new AtomicLong();
     private volatile boolean servicesListed;
     private volatile boolean slicesListed;
     private volatile boolean nodesListed = true;
@@ -248,9 +246,6 @@ public final class ClusterStore implements ClusterView {
         return touched;
     }
 
-    /** How many real changes were recorded so far: whether a reload changed anything at all. */
-    public long changeCount() { return changes.get(); }
-
     /**
      * The Services changed since the last call, or everything (the first call, a Node or ServiceCIDR change). Call
      * it before reading the objects: a change recorded meanwhile is then seen now and again by the next drain.
@@ -260,10 +255,7 @@ public final class ClusterStore implements ClusterView {
         servicesPending.clear();
         slicesPending.set(0);
         Set<String> keys = new HashSet<>();
-        for (Iterator<String> it = changedServices.iterator(); it.hasNext(); ) {
-            keys.add(it.next());
-            it.remove();
-        }
+        changedServices.removeIf(keys::add);
         return all ? ServiceChanges.ALL : ServiceChanges.of(keys);
     }
 
@@ -342,7 +334,6 @@ public final class ClusterStore implements ClusterView {
     private void changed(String service, String otherService) {
         if (service != null) changedServices.add(service);
         if (otherService != null) changedServices.add(otherService);
-        changes.incrementAndGet();
         onChange.run();
     }
 

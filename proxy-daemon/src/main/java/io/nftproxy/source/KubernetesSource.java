@@ -11,7 +11,6 @@ import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.api.ListWatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import tools.jackson.databind.JsonNode;
 
 import java.time.Duration;
 import java.util.List;
@@ -62,12 +61,8 @@ public final class KubernetesSource implements AutoCloseable {
     public KubernetesSource(ApiServer api, ClusterStore store) { this(api, store, DEFAULT_LAG_PROBE, DEFAULT_NODE_WAIT); }
 
     /** @param lagProbeInterval how often to check that the watches still deliver (zero: never) */
-    public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval) {
-        this(api, store, lagProbeInterval, DEFAULT_NODE_WAIT);
-    }
-
     public KubernetesSource(ApiServer api, ClusterStore store, Duration lagProbeInterval, Duration nodeWait) {
-        this(api, store, lagProbeInterval, nodeWait, new ApiReachability(api.url()));
+        this(api, store, lagProbeInterval, nodeWait, new ApiReachability(api.url(), "the kernel table stays as it is"));
     }
 
     /** With {@code reachability} saying what happens while the server is unusable (a command does not keep a table). */
@@ -126,23 +121,16 @@ public final class KubernetesSource implements AutoCloseable {
      */
     private <T> void watch(String kind, String path, String selector, Function<ApiNode, T> decode, Consumer<List<T>> replace,
                            Consumer<T> upsert, Consumer<ObjectMeta> delete) {
-        ListWatch<T> w = new ListWatch<>(kind, path, selector, api, reachability, new ListWatch.Sink<>() {
-            @Override public T decode(JsonNode object) { return decode.apply(new ApiNode(object, "")); }
-            @Override public void replace(List<T> objects) { replace.accept(objects); }
-            @Override public void upsert(T object) { upsert.accept(object); }
-            @Override public void delete(ObjectMeta meta) { delete.accept(meta); }
-
-            // A kind the server does not serve (ServiceCIDR before Kubernetes 1.33) must not hold the first sync back.
-            @Override public void notServed() { replace.accept(List.of()); }
-
-            @Override public void skipped(ObjectMeta meta, RuntimeException why) {
-                store.undecodable(kind);
-                delete.accept(meta);
-                String field = why instanceof ManifestFormatException m ? " field=" + m.field() : "";
-                LOG.warn("skipped kind={} object={}{} reason=\"{}\"", kind, meta.key(), field,
-                        why instanceof ManifestFormatException ? why.getMessage() : why.toString());
-            }
-        });
+        ListWatch<T> w = new ListWatch<>(kind, path, selector, api, reachability, new ListWatch.Sink<>(
+                object -> decode.apply(new ApiNode(object, "")), replace, upsert, delete, (meta, why) -> {
+                    store.undecodable(kind);
+                    delete.accept(meta);
+                    String field = why instanceof ManifestFormatException m ? " field=" + m.field() : "";
+                    LOG.warn("skipped kind={} object={}{} reason=\"{}\"", kind, meta.key(), field,
+                            why instanceof ManifestFormatException ? why.getMessage() : why.toString());
+                },
+                // A kind the server does not serve (ServiceCIDR before Kubernetes 1.33) must not hold the first sync back.
+                () -> replace.accept(List.of())));
         watches.add(w);
         w.start();
     }

@@ -112,7 +112,6 @@ final class ManifestDirectoryIndex {
             for (var it = files.entrySet().iterator(); it.hasNext(); ) {
                 var e = it.next();
                 if (kept.contains(e.getKey())) continue;
-                // Its objects go with it.
                 changed.add(new FileChange(e.getKey(), e.getValue().contributed(), null));
                 it.remove();
             }

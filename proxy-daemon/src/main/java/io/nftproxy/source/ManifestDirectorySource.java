@@ -63,11 +63,7 @@ public final class ManifestDirectorySource implements AutoCloseable {
     private WatchKey parentKey;
 
     public ManifestDirectorySource(Path dir, ClusterStore store, Duration settle) throws IOException {
-        this(dir, store, settle, DEFAULT_RESCAN);
-    }
-
-    public ManifestDirectorySource(Path dir, ClusterStore store, Duration settle, Duration rescan) throws IOException {
-        this(dir, store, settle, rescan, null);
+        this(dir, store, settle, DEFAULT_RESCAN, null);
     }
 
     /** {@code parse} reads one file (the loader's when null): tests count the files read through it. */

@@ -97,9 +97,7 @@ public final class ManifestLoader {
      */
     public LoadResult load(Path dir) throws IOException {
         List<LoadProblem> listing = new ArrayList<>();
-        List<FileLoad> files = new ArrayList<>();
-        for (Path file : files(dir, listing)) files.add(loadFile(file));
-        return merge(files, listing);
+        return merge(files(dir, listing).stream().map(this::loadFile).toList(), listing);
     }
 
     /**
@@ -229,9 +227,7 @@ public final class ManifestLoader {
         ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
-            while (it.hasNextValue()) {
-                documents.add(it.nextValue());
-            }
+            it.readAll(documents);
         } catch (JacksonException e) {
             sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
             return false;
@@ -251,9 +247,8 @@ public final class ManifestLoader {
      */
     private void loadObject(Path file, int doc, JsonNode raw, String itemOf, String defaultKind, String defaultApiVersion,
                             Sink sink) {
-        String where = itemOf == null ? "" : itemOf;
         if (!raw.isObject()) {
-            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), null,
+            sink.problems.add(new LoadProblem(file, doc, null, itemOf, null,
                     "expected a Kubernetes object (a map), found " + ApiNode.typeName(raw)));
             return;
         }
@@ -264,20 +259,20 @@ public final class ManifestLoader {
             kind = obj.str("kind");
             apiVersion = obj.str("apiVersion");
         } catch (ManifestFormatException e) {
-            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), e.field(), e.getMessage()));
+            sink.problems.add(new LoadProblem(file, doc, null, itemOf, e.field(), e.getMessage()));
             return;
         }
         if (kind == null) kind = defaultKind;
         if (apiVersion == null) apiVersion = defaultApiVersion;
         if (kind == null || kind.isEmpty()) {
-            sink.problems.add(new LoadProblem(file, doc, null, blankToNull(where), "kind", "missing"));
+            sink.problems.add(new LoadProblem(file, doc, null, itemOf, "kind", "missing"));
             return;
         }
         if (itemOf == null && kind.endsWith("List") && raw.has("items")) {
             loadList(file, doc, obj, kind, apiVersion, sink);
             return;
         }
-        String label = label(raw, where);
+        String label = label(raw, itemOf);
         try {
             switch (kind + " " + apiVersion) {
                 case "Service v1" -> sink.services.add(ApiObjectDecoder.service(obj));
@@ -311,21 +306,12 @@ public final class ManifestLoader {
     }
 
     /** {@code namespace/name} when readable, else the List position, for messages. Never throws. */
-    private static String label(JsonNode raw, String where) {
-        JsonNode m = raw.get("metadata");
-        String name = null;
-        String ns = null;
-        if (m != null && m.isObject()) {
-            JsonNode n = m.get("name");
-            JsonNode s = m.get("namespace");
-            if (n != null && n.isString()) name = n.stringValue();
-            if (s != null && s.isString()) ns = s.stringValue();
-        }
-        if (name == null) return blankToNull(where);
-        return (ns == null || ns.isEmpty() ? "" : ns + "/") + name;
+    private static String label(JsonNode raw, String itemOf) {
+        JsonNode name = raw.path("metadata").path("name");
+        JsonNode ns = raw.path("metadata").path("namespace");
+        if (!name.isString()) return itemOf;
+        return (!ns.isString() || ns.stringValue().isEmpty() ? "" : ns.stringValue() + "/") + name.stringValue();
     }
-
-    private static String blankToNull(String s) { return s == null || s.isEmpty() ? null : s; }
 
     /**
      * The parser's reason with its location, minus anything it quoted from the file: parser messages echo the

@@ -9,6 +9,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -25,6 +26,8 @@ class ManifestDirectorySourceTest {
     void fileCreateModifyDeleteBecomeStoreChanges(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
+        AtomicLong changeCount = new AtomicLong();
+        store.onChange(changeCount::incrementAndGet);
         try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50))) {
             assertTrue(store.ready(), "a directory is listed as soon as it is read");
             assertEquals(1, store.snapshot().services().size());
@@ -42,10 +45,10 @@ class ManifestDirectorySourceTest {
 
             // A broken file is skipped and the rest stays loaded.
             Files.writeString(dir.resolve("broken.yaml"), "kind: Service\n  bad: [");
-            long before = store.changeCount();
+            long before = changeCount.get();
             Files.writeString(dir.resolve("c.yaml"), service("c", "172.30.0.3"));
             await().atMost(Duration.ofSeconds(10)).until(() -> store.snapshot().services().size() == 2);
-            assertTrue(store.changeCount() > before);
+            assertTrue(changeCount.get() > before);
         }
     }
 
@@ -95,7 +98,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
         // No rescan within the test: the parent's watch alone must see the new directory.
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             Files.delete(dir.resolve("a.yaml"));
             Files.delete(dir);
             settled();
@@ -114,7 +117,7 @@ class ManifestDirectorySourceTest {
         Path dir = Files.createDirectory(parent.resolve("manifests"));
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofMillis(200))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofMillis(200), null)) {
             // A directory moved in from elsewhere: its files were never watched, only the rescan sees them.
             Path elsewhere = Files.createDirectory(parent.resolve("elsewhere"));
             Files.writeString(elsewhere.resolve("b.yaml"), service("b", "172.30.0.2"));
@@ -130,7 +133,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1") + "---\n" + service("a2", "172.30.0.4"));
         Files.writeString(dir.resolve("b.yaml"), service("b", "172.30.0.2"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             Files.writeString(dir.resolve("a.yaml"), "kind: Service\n  bad: [", StandardOpenOption.APPEND);
             Files.writeString(dir.resolve("b.yaml"), service("b", "172.30.0.3"));
             await().atMost(Duration.ofSeconds(10)).until(() -> clusterIPs(store).contains("b=172.30.0.3"));
@@ -147,7 +150,7 @@ class ManifestDirectorySourceTest {
         Files.writeString(dir.resolve("a.yaml"), service("web", "172.30.0.1"));
         Files.writeString(dir.resolve("b.yaml"), service("web", "172.30.0.2"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             assertEquals(List.of("web=172.30.0.1"), clusterIPs(store), "the first file's object is kept");
             String problem = String.join("\n", src.problems());
             assertTrue(problem.contains("b.yaml") && problem.contains("a.yaml") && problem.contains("demo/web"), problem);
@@ -161,8 +164,10 @@ class ManifestDirectorySourceTest {
     void aFileRewrittenInPlaceIsNeverSeenEmpty(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.1"));
         ClusterStore store = new ClusterStore();
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
-            long changes = store.changeCount();
+        AtomicLong changeCount = new AtomicLong();
+        store.onChange(changeCount::incrementAndGet);
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
+            long changes = changeCount.get();
             // Truncated, as "> file" does before the writer's first byte, then half a document.
             Files.write(dir.resolve("a.yaml"), new byte[0]);
             settled();
@@ -170,7 +175,7 @@ class ManifestDirectorySourceTest {
             Files.writeString(dir.resolve("a.yaml"), "apiVersion: v1\nkind: Service\nmetadata: {name: a, namesp");
             settled();
             assertEquals(List.of("a=172.30.0.1"), clusterIPs(store));
-            assertEquals(changes, store.changeCount(), "the store saw no change at all");
+            assertEquals(changes, changeCount.get(), "the store saw no change at all");
 
             Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.7"));
             await().atMost(Duration.ofSeconds(10)).until(() -> clusterIPs(store).equals(List.of("a=172.30.0.7")));
@@ -199,7 +204,7 @@ class ManifestDirectorySourceTest {
                 }
             }
         });
-        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1))) {
+        try (ManifestDirectorySource src = new ManifestDirectorySource(dir, store, Duration.ofMillis(50), Duration.ofHours(1), null)) {
             noise.start();
             Files.writeString(dir.resolve("a.yaml"), service("a", "172.30.0.2"));
             await().atMost(Duration.ofSeconds(3)).until(() -> clusterIPs(store).equals(List.of("a=172.30.0.2")));

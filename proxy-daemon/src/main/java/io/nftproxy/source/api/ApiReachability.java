@@ -15,15 +15,10 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class ApiReachability {
     private static final Logger LOG = LoggerFactory.getLogger(ApiReachability.class);
 
-    /** What the daemon does meanwhile. */
-    public static final String DAEMON = "the kernel table stays as it is";
-
     private final String url;
     private final String meanwhile;
     private final Map<String, String> problems = new ConcurrentHashMap<>();
     private String state;
-
-    public ApiReachability(String url) { this(url, DAEMON); }
 
     /** @param meanwhile what happens while the server is unusable, as the end of the WARN line */
     public ApiReachability(String url, String meanwhile) {

@@ -46,8 +46,6 @@ public final class ApiServer {
     /** The kubeconfig user's tokenFile (kubeadm's kube-proxy kubeconfig has one); fabric8 parses it but never sends it. */
     private final Path tokenFile;
 
-    private ApiServer(Config config) { this(config, null); }
-
     private ApiServer(Config config, Path tokenFile) {
         this.config = Objects.requireNonNull(config);
         this.tokenFile = tokenFile;
@@ -79,9 +77,9 @@ public final class ApiServer {
     }
 
     /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
-    public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null)); }
+    public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null), null); }
 
-    public static ApiServer of(Config config) { return new ApiServer(config); }
+    public static ApiServer of(Config config) { return new ApiServer(config, null); }
 
     /** The server's URL, as every log line about it names it. */
     public String url() { return base.toString().replaceAll("/$", ""); }
@@ -131,23 +129,15 @@ public final class ApiServer {
      */
     public Failure firstContact(Duration limit) throws InterruptedException {
         java.util.concurrent.CompletableFuture<Failure> f = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-            HttpResponse<InputStream> r = null;
             try {
-                r = get("version", limit, limit);
+                HttpResponse<InputStream> r = get("version", limit, limit);
+                r.body().close();   // the answer is all we wanted; a StreamBody's close never fails
                 return r.statusCode() == 401 ? new Failure("unauthorized", "HTTP 401: the kubeconfig's credentials are refused") : null;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return new Failure("interrupted", "interrupted");
             } catch (IOException | RuntimeException e) {
                 return failure(e);
-            } finally {
-                if (r != null) {
-                    try {
-                        r.body().close();
-                    } catch (IOException ignored) {
-                        // the answer is all we wanted
-                    }
-                }
             }
         });
         try {
@@ -192,15 +182,9 @@ public final class ApiServer {
         try {
             return SSLUtils.sslContext(config);
         } catch (Exception e) {
-            throw new IllegalArgumentException("the kubeconfig's TLS material cannot be used: " + rootCause(e), e);
+            throw new IllegalArgumentException("the kubeconfig's TLS material cannot be used: " + failure(e).detail(), e);
         }
     }
-
-    /**
-     * What went wrong talking to the server, in words an operator can act on: the innermost cause, named for what it
-     * means (refused, unresolvable, untrusted certificate, timeout) rather than the client's wrapper exception.
-     */
-    public static String rootCause(Throwable e) { return failure(e).detail(); }
 
     /**
      * A failure's category (what an operator does about it: the server is unreachable, its certificate is not
@@ -209,6 +193,7 @@ public final class ApiServer {
      */
     public record Failure(String category, String detail) {}
 
+    /** The innermost cause, named for what it means (refused, untrusted certificate, ...), not the client's wrapper. */
     public static Failure failure(Throwable e) {
         String d = describe(e);
         String category;

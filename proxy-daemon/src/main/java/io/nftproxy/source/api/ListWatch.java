@@ -17,7 +17,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * One watched kind, kept in step with the API server the way client-go's reflector does it: a paged list, handed
@@ -43,27 +45,20 @@ public final class ListWatch<T> implements AutoCloseable {
     static final Duration MIN_BACKOFF = Duration.ofMillis(500);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
-    /** Where decoded objects go; called on this watch's own thread only. */
-    public interface Sink<T> {
-        /** Decodes one object; a {@link RuntimeException} skips it (logged and counted by the caller's code). */
-        T decode(JsonNode object);
-
-        /** Every object of the kind, after a list; the first call also means "listed". */
-        void replace(List<T> objects);
-
-        void upsert(T object);
-
-        void delete(ObjectMeta meta);
-
-        /** An object was skipped: it could not be decoded. It is removed, so no stale good version lingers. */
-        void skipped(ObjectMeta meta, RuntimeException why);
-
-        /** The server does not serve the kind at all (404 on the list). */
-        default void notServed() { }
-    }
+    /**
+     * Where decoded objects go; called on this watch's own thread only.
+     *
+     * @param decode    decodes one object; a {@link RuntimeException} skips it (logged and counted by the caller's code)
+     * @param replace   every object of the kind, after a list; the first call also means "listed"
+     * @param skipped   an object could not be decoded; it is removed, so no stale good version lingers
+     * @param notServed the server does not serve the kind at all (404 on the list)
+     */
+    public record Sink<T>(Function<JsonNode, T> decode, Consumer<List<T>> replace, Consumer<T> upsert,
+                          Consumer<ObjectMeta> delete, BiConsumer<ObjectMeta, RuntimeException> skipped, Runnable notServed) {}
 
     private final String kind;
     private final String path;
+    /** {@code &} and the selectors, or empty. */
     private final String selector;
     private final ApiServer api;
     private final ApiReachability reachability;
@@ -87,7 +82,7 @@ public final class ListWatch<T> implements AutoCloseable {
     public ListWatch(String kind, String path, String selector, ApiServer api, ApiReachability reachability, Sink<T> sink) {
         this.kind = kind;
         this.path = path;
-        this.selector = selector;
+        this.selector = selector.isEmpty() ? "" : "&" + selector;
         this.api = api;
         this.reachability = reachability;
         this.sink = sink;
@@ -96,14 +91,13 @@ public final class ListWatch<T> implements AutoCloseable {
     }
 
     /** {@code labelSelector=...} for the given selector expression. */
-    public static String labelSelector(String expr) { return "labelSelector=" + URLEncoder.encode(expr, StandardCharsets.UTF_8); }
+    public static String labelSelector(String expr) { return "labelSelector=" + encode(expr); }
 
-    public static String fieldSelector(String expr) { return "fieldSelector=" + URLEncoder.encode(expr, StandardCharsets.UTF_8); }
+    public static String fieldSelector(String expr) { return "fieldSelector=" + encode(expr); }
 
-    public ListWatch<T> start() {
-        thread.start();
-        return this;
-    }
+    private static String encode(String s) { return URLEncoder.encode(s, StandardCharsets.UTF_8); }
+
+    public void start() { thread.start(); }
 
     private void loop() {
         long backoff = MIN_BACKOFF.toMillis();
@@ -145,8 +139,7 @@ public final class ListWatch<T> implements AutoCloseable {
         String cont = null;
         String listRv = null;
         while (running) {
-            String q = path + "?limit=" + PAGE + (selector.isEmpty() ? "" : "&" + selector)
-                    + (cont == null ? "" : "&continue=" + URLEncoder.encode(cont, StandardCharsets.UTF_8));
+            String q = path + "?limit=" + PAGE + selector + (cont == null ? "" : "&continue=" + encode(cont));
             Page page;
             try (InputStream body = request(q, LIST_IDLE)) {
                 if (notServed) return;
@@ -164,7 +157,7 @@ public final class ListWatch<T> implements AutoCloseable {
             if (cont == null) break;
         }
         if (!running) return;
-        sink.replace(objects);
+        sink.replace().accept(objects);
         resourceVersion = listRv;
         reachability.ok(kind);
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
@@ -201,8 +194,7 @@ public final class ListWatch<T> implements AutoCloseable {
     private void watch() throws IOException, InterruptedException {
         int timeout = ThreadLocalRandom.current().nextInt(300, 601);
         String q = path + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + timeout
-                + "&resourceVersion=" + URLEncoder.encode(resourceVersion, StandardCharsets.UTF_8)
-                + (selector.isEmpty() ? "" : "&" + selector);
+                + "&resourceVersion=" + encode(resourceVersion) + selector;
         try (InputStream body = request(q, Duration.ofSeconds(timeout + 30));
              JsonParser p = json.createParser(body)) {
             reachability.ok(kind);
@@ -220,9 +212,9 @@ public final class ListWatch<T> implements AutoCloseable {
         switch (type) {
             case "ADDED", "MODIFIED" -> {
                 T decoded = decode(object);
-                if (decoded != null) sink.upsert(decoded);
+                if (decoded != null) sink.upsert().accept(decoded);
             }
-            case "DELETED" -> sink.delete(meta(object));
+            case "DELETED" -> sink.delete().accept(meta(object));
             case "BOOKMARK" -> { }
             case "ERROR" -> {
                 int code = object.path("code").asInt(0);
@@ -237,9 +229,9 @@ public final class ListWatch<T> implements AutoCloseable {
 
     private T decode(JsonNode object) {
         try {
-            return sink.decode(object);
+            return sink.decode().apply(object);
         } catch (RuntimeException e) {
-            sink.skipped(meta(object), e);
+            sink.skipped().accept(meta(object), e);
             return null;
         }
     }
@@ -262,7 +254,7 @@ public final class ListWatch<T> implements AutoCloseable {
             notServed = true;
             reachability.ok(kind);
             LOG.info("kind={} is not served by the API server (HTTP 404 on {}); not watched", kind, path);
-            sink.notServed();
+            sink.notServed().run();
             return InputStream.nullInputStream();
         }
         throw new Status(r.statusCode(), "HTTP " + r.statusCode() + (message == null ? "" : ": " + message));
@@ -313,6 +305,10 @@ public final class ListWatch<T> implements AutoCloseable {
     void relist() {
         api.renew();
         relistRequested = true;
+        closeOpen();
+    }
+
+    private void closeOpen() {
         InputStream s = open;
         if (s != null) {
             try {
@@ -325,8 +321,7 @@ public final class ListWatch<T> implements AutoCloseable {
 
     /** The resource version of the first event after {@code from}, or -1 when none came within a few seconds. */
     private long firstEventAfter(String from) {
-        String q = path + "?watch=1&timeoutSeconds=2&resourceVersion=" + URLEncoder.encode(from, StandardCharsets.UTF_8)
-                + (selector.isEmpty() ? "" : "&" + selector);
+        String q = path + "?watch=1&timeoutSeconds=2&resourceVersion=" + encode(from) + selector;
         try {
             HttpResponse<InputStream> r = api.get(q, Duration.ofSeconds(3), Duration.ofSeconds(3));
             try (InputStream body = r.body(); JsonParser p = json.createParser(body)) {
@@ -389,13 +384,6 @@ public final class ListWatch<T> implements AutoCloseable {
     @Override public void close() {
         running = false;
         thread.interrupt();
-        InputStream s = open;
-        if (s != null) {
-            try {
-                s.close();
-            } catch (IOException ignored) {
-                // Closing on shutdown: nothing to do about a failure.
-            }
-        }
+        closeOpen();
     }
 }

@@ -27,7 +27,6 @@ final class StreamBody extends InputStream implements HttpResponse.BodySubscribe
     private List<ByteBuffer> current = List.of();
     private int index;
     private boolean ended;
-    private volatile long lastData = System.nanoTime();
 
     StreamBody(Duration idleLimit) { this.idleNanos = idleLimit.toNanos(); }
 
@@ -41,19 +40,13 @@ final class StreamBody extends InputStream implements HttpResponse.BodySubscribe
         return java.util.concurrent.CompletableFuture.completedFuture(this);
     }
 
-    /** When the last bytes arrived, in {@link System#nanoTime} terms. */
-    long lastData() { return lastData; }
-
     @Override public void onSubscribe(Flow.Subscription s) {
         subscription = s;
         if (closed) s.cancel();
         else s.request(1);
     }
 
-    @Override public void onNext(List<ByteBuffer> item) {
-        lastData = System.nanoTime();
-        queue.add(item);
-    }
+    @Override public void onNext(List<ByteBuffer> item) { queue.add(item); }
 
     @Override public void onError(Throwable t) { queue.add(t); }
 
