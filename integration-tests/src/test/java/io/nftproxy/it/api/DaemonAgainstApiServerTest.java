@@ -278,7 +278,8 @@ class DaemonAgainstApiServerTest {
         daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
-            KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE, KubernetesSource.DEFAULT_NODE_WAIT);
+            KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE,
+                    KubernetesSource.DEFAULT_NODE_WAIT);
             src.start(NODE);
             return src;
         });
