@@ -14,20 +14,11 @@ import java.util.List;
  * namespace of the calling thread; put the call on a {@link io.nftproxy.netlink.NetnsThread} for another one.
  *
  * <p>Per family it dumps the table once (about 70 ms for 2,000 entries) and deletes in pipelined batches. The whole
- * call is bounded by the timeout given at construction; deletes not attempted by then are reported as errors and
+ * call is bounded by {@link #TIMEOUT}; deletes not attempted by then are reported as errors and
  * left to the next cleanup.
  */
 public final class ConntrackCleaner {
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
-
-    private final Duration timeout;
-
-    public ConntrackCleaner() { this(DEFAULT_TIMEOUT); }
-
-    public ConntrackCleaner(Duration timeout) {
-        if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive: " + timeout);
-        this.timeout = timeout;
-    }
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * Cleans the families whose state is given; pass null for a family this node does not proxy. A family without
@@ -35,7 +26,7 @@ public final class ConntrackCleaner {
      * no conntrack in the kernel); per-entry failures are counted in the report.
      */
     public CleanupReport clean(ProxyState v4, ProxyState v6) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<CleanupReport.Family> out = new ArrayList<>();
         List<StaleFlowFilter> filters = new ArrayList<>();
         if (v4 != null) filters.add(StaleFlowFilter.of(v4));

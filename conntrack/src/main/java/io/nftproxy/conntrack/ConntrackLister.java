@@ -13,19 +13,12 @@ import java.util.List;
  * {@code nftproxy conntrack} shows. Read-only. Works in the network namespace of the calling thread.
  */
 public final class ConntrackLister {
-    private final Duration timeout;
-
-    public ConntrackLister() { this(Duration.ofSeconds(10)); }
-
-    public ConntrackLister(Duration timeout) {
-        if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive: " + timeout);
-        this.timeout = timeout;
-    }
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     /** The service flows of the families whose state is given (null: skip that family), in the kernel's order. */
     public List<ServiceFlow> list(ProxyState v4, ProxyState v6) throws IOException {
         ServiceFlowIndex index = ServiceFlowIndex.of(v4, v6);
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<ServiceFlow> out = new ArrayList<>();
         try (ConntrackTable table = ConntrackTable.open()) {
             if (v4 != null) collect(table.dump(IpFamily.IPV4, deadline), index, out);

@@ -117,20 +117,12 @@ public final class StaleFlowFilter {
 
     /** Whether the flow should be deleted. */
     public boolean isStale(FlowEntry flow) {
-        return isStale(flow.family(), flow.protocol(), flow.origDst(), flow.origDstPort(), flow.replySrc());
-    }
-
-    /**
-     * Whether a flow of {@code protocol} (IP protocol number) to {@code origDst:origDstPort} answered from
-     * {@code replySrc} should be deleted.
-     */
-    public boolean isStale(IpFamily flowFamily, int protocol, IpAddress origDst, int origDstPort, IpAddress replySrc) {
-        if (protocol != FlowEntry.UDP || flowFamily != family) return false;
-        Set<IpAddress> serving = byServiceAddress.get(new AddressPort(origDst, origDstPort));
+        if (flow.protocol() != FlowEntry.UDP || flow.family() != family) return false;
+        Set<IpAddress> serving = byServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
         // A flow to a service address is judged by that service alone, even if its port number is also some
         // NodePort: upstream's port-only NodePort filter would cut such a healthy flow.
-        if (serving != null) return !serving.contains(replySrc);
-        Set<IpAddress> nodePortServing = byNodePort.get(origDstPort);
-        return nodePortServing != null && !nodePortServing.contains(replySrc);
+        if (serving != null) return !serving.contains(flow.replySrc());
+        Set<IpAddress> nodePortServing = byNodePort.get(flow.origDstPort());
+        return nodePortServing != null && !nodePortServing.contains(flow.replySrc());
     }
 }

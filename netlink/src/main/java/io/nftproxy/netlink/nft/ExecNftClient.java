@@ -45,10 +45,8 @@ public final class ExecNftClient implements NftClient {
     private final LongConsumer childStarted;
     private volatile Capabilities capabilities;
 
-    /** @param nft the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]} */
-    public ExecNftClient(List<String> nft, Duration timeout) { this(nft, timeout, pid -> {}); }
-
     /**
+     * @param nft          the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]}
      * @param childStarted told each child's PID after it started and before it is given its script, so before it
      *                     can commit anything; for telling our commits from others' in the change monitor
      *                     ({@code OwnProcesses::registerChild}). {@code ip netns exec} execs nft in place, so the PID
@@ -61,9 +59,6 @@ public final class ExecNftClient implements NftClient {
         this.timeout = timeout;
         this.childStarted = java.util.Objects.requireNonNull(childStarted, "childStarted");
     }
-
-    /** {@code nft} from PATH with the default timeout. */
-    public ExecNftClient() { this(List.of("nft"), DEFAULT_TIMEOUT); }
 
     /** {@code ip netns exec NAME nft}: nft inside a named network namespace. */
     public static ExecNftClient inNamespace(String netns, Duration timeout) {
@@ -152,14 +147,12 @@ public final class ExecNftClient implements NftClient {
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
-            throw failed(context + ": interrupted", e);
+            throw NftException.failed(context + ": interrupted", e);
         } catch (ExecutionException | TimeoutException e) {
             p.destroyForcibly();
-            throw failed(context + ": could not talk to " + argv.get(0), e);
+            throw NftException.failed(context + ": could not talk to " + argv.get(0), e);
         }
     }
-
-    private static NftException failed(String msg, Exception cause) { return NftException.failed(msg, cause); }
 
     private static void write(OutputStream os, String s) {
         try (os) {

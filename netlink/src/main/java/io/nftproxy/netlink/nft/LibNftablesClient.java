@@ -30,8 +30,7 @@ public final class LibNftablesClient implements NftClient {
 
     /** A client for the JVM's own network namespace. */
     public static LibNftablesClient create() {
-        NetnsThread t = NetnsThread.host("nft-ctx");
-        return construct(t);
+        return construct(NetnsThread.host("nft-ctx"));
     }
 
     /**
@@ -39,8 +38,7 @@ public final class LibNftablesClient implements NftClient {
      * {@code /run/netns/NAME}. The rest of the JVM stays in its namespace.
      */
     public static LibNftablesClient inNamespace(String netns) throws IOException {
-        NetnsThread t = NetnsThread.start(netns);
-        return construct(t);
+        return construct(NetnsThread.start(netns));
     }
 
     private static LibNftablesClient construct(NetnsThread t) {
