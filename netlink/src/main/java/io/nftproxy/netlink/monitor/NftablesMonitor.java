@@ -141,16 +141,11 @@ public final class NftablesMonitor implements AutoCloseable {
     }
 
     private static NetlinkSocket open(int receiveBuffer) throws IOException {
-        NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER);
-        try {
+        return NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER, s -> {
             s.setReceiveBuffer(receiveBuffer);
             s.setReceiveTimeout(POLL_MILLIS);
             s.joinGroup(NFNLGRP_NFTABLES);
-            return s;
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
+        });
     }
 
     private void read() {

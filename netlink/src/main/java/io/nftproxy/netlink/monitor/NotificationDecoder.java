@@ -1,5 +1,9 @@
 package io.nftproxy.netlink.monitor;
 
+import io.nftproxy.netlink.rt.NetlinkDump;
+
+import static io.nftproxy.netlink.rt.NetlinkDump.NLMSG_HDRLEN;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -10,7 +14,6 @@ import java.util.List;
  * generation, PID and process name of {@code NEWGEN}. Pure; messages of other subsystems are skipped.
  */
 final class NotificationDecoder {
-    static final int NLMSG_HDRLEN = 16;
     static final int NFGENMSG_LEN = 4;
     /** {@code NFTA_TABLE_NAME}, {@code NFTA_CHAIN_TABLE}, {@code NFTA_RULE_TABLE}, {@code NFTA_SET_TABLE}, ...: all 1. */
     static final int NFTA_OBJECT_TABLE = 1;
@@ -38,7 +41,7 @@ final class NotificationDecoder {
             if (m != null && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
                 out.add(notification(buf, m, pos + NLMSG_HDRLEN, pos + len));
             }
-            pos += align(len);
+            pos += NetlinkDump.align(len);
         }
     }
 
@@ -56,20 +59,15 @@ final class NotificationDecoder {
             int payload = alen - 4;
             if (m == NftMessage.NEWGEN) {
                 // NLA_U32 attributes of nf_tables are big-endian (nla_put_be32)
-                if (type == NFTA_GEN_ID && payload == 4) generation = Integer.toUnsignedLong(bigEndianInt(buf, pos + 4));
-                else if (type == NFTA_GEN_PROC_PID && payload == 4) pid = bigEndianInt(buf, pos + 4);
+                if (type == NFTA_GEN_ID && payload == 4) generation = Integer.toUnsignedLong(NetlinkDump.be32(buf, pos + 4));
+                else if (type == NFTA_GEN_PROC_PID && payload == 4) pid = NetlinkDump.be32(buf, pos + 4);
                 else if (type == NFTA_GEN_PROC_NAME) name = string(buf, pos + 4, payload);
             } else if (type == NFTA_OBJECT_TABLE) {
                 table = string(buf, pos + 4, payload);
             }
-            pos += align(alen);
+            pos += NetlinkDump.align(alen);
         }
         return m == NftMessage.NEWGEN ? Notification.generation(generation, pid, name) : Notification.object(m, family, table);
-    }
-
-    /** The four bytes at {@code at} in network order, whatever the buffer's order. */
-    private static int bigEndianInt(ByteBuffer buf, int at) {
-        return (buf.get(at) & 0xff) << 24 | (buf.get(at + 1) & 0xff) << 16 | (buf.get(at + 2) & 0xff) << 8 | (buf.get(at + 3) & 0xff);
     }
 
     /** A NUL-terminated netlink string. */
@@ -80,6 +78,4 @@ final class NotificationDecoder {
         buf.get(at, b);
         return new String(b, StandardCharsets.UTF_8);
     }
-
-    private static int align(int len) { return (len + 3) & ~3; }
 }

@@ -17,17 +17,27 @@ public final class NetlinkSocket implements AutoCloseable {
     private NetlinkSocket(int fd) { this.fd = fd; }
 
     /** Opens and binds a netlink socket of {@code protocol} ({@link NetlinkLibC#NETLINK_ROUTE}, ...). */
-    public static NetlinkSocket open(int protocol) throws IOException {
+    public static NetlinkSocket open(int protocol) throws IOException { return open(protocol, s -> {}); }
+
+    /** Configures a freshly opened {@link NetlinkSocket}. */
+    @FunctionalInterface
+    public interface Setup {
+        void apply(NetlinkSocket socket) throws IOException;
+    }
+
+    /** {@link #open(int)}, then {@code setup} on the socket; the socket is closed again if either fails. */
+    public static NetlinkSocket open(int protocol, Setup setup) throws IOException {
         NetlinkLibC libc = NetlinkLibC.Holder.LIBC;
         int fd = libc.socket(NetlinkLibC.AF_NETLINK, NetlinkLibC.SOCK_RAW | NetlinkLibC.SOCK_CLOEXEC, protocol);
-        if (fd < 0) throw error("socket(AF_NETLINK, " + protocol + ")", NetlinkLibC.Holder.errno());
+        if (fd < 0) throw new NetlinkException("socket(AF_NETLINK, " + protocol + ")", NetlinkLibC.Holder.errno());
         NetlinkSocket s = new NetlinkSocket(fd);
         try {
             // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
             // nl_pid 0: the kernel assigns a unique port id.
             ByteBuffer addr = ByteBuffer.allocateDirect(SOCKADDR_NL_SIZE).order(ByteOrder.nativeOrder());
             addr.putShort((short) NetlinkLibC.AF_NETLINK).putShort((short) 0).putInt(0).putInt(0).flip();
-            if (libc.bind(fd, addr, SOCKADDR_NL_SIZE) != 0) throw error("bind(netlink)", NetlinkLibC.Holder.errno());
+            if (libc.bind(fd, addr, SOCKADDR_NL_SIZE) != 0) throw new NetlinkException("bind(netlink)", NetlinkLibC.Holder.errno());
+            setup.apply(s);
         } catch (IOException e) {
             s.close();
             throw e;
@@ -39,7 +49,7 @@ public final class NetlinkSocket implements AutoCloseable {
     public void send(ByteBuffer msg) throws IOException {
         int len = msg.remaining();
         long n = libc.send(live(), msg, len, 0);
-        if (n < 0) throw error("send(netlink)", NetlinkLibC.Holder.errno());
+        if (n < 0) throw new NetlinkException("send(netlink)", NetlinkLibC.Holder.errno());
         if (n != len) throw new IOException("send(netlink): short write " + n + " of " + len);
     }
 
@@ -60,7 +70,7 @@ public final class NetlinkSocket implements AutoCloseable {
                 return;
             }
             int errno = NetlinkLibC.Holder.errno();
-            if (errno != NetlinkLibC.EAGAIN && errno != NetlinkLibC.EINTR) throw error("recv(netlink)", errno);
+            if (errno != NetlinkLibC.EAGAIN && errno != NetlinkLibC.EINTR) throw new NetlinkException("recv(netlink)", errno);
             if (System.nanoTime() - deadlineNanos > 0) throw new IOException("recv(netlink): no reply before the deadline");
             java.util.concurrent.locks.LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, 1_000_000);
@@ -79,7 +89,7 @@ public final class NetlinkSocket implements AutoCloseable {
     public void joinGroup(int group) throws IOException {
         ByteBuffer v = intOption(group);
         if (libc.setsockopt(live(), NetlinkLibC.SOL_NETLINK, NetlinkLibC.NETLINK_ADD_MEMBERSHIP, v, 4) != 0) {
-            throw error("setsockopt(NETLINK_ADD_MEMBERSHIP, " + group + ")", NetlinkLibC.Holder.errno());
+            throw new NetlinkException("setsockopt(NETLINK_ADD_MEMBERSHIP, " + group + ")", NetlinkLibC.Holder.errno());
         }
     }
 
@@ -92,7 +102,7 @@ public final class NetlinkSocket implements AutoCloseable {
         int fd = live();
         if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUFFORCE, intOption(bytes), 4) == 0) return;
         if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUF, intOption(bytes), 4) != 0) {
-            throw error("setsockopt(SO_RCVBUF, " + bytes + ")", NetlinkLibC.Holder.errno());
+            throw new NetlinkException("setsockopt(SO_RCVBUF, " + bytes + ")", NetlinkLibC.Holder.errno());
         }
     }
 
@@ -103,7 +113,7 @@ public final class NetlinkSocket implements AutoCloseable {
         ByteBuffer tv = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
         tv.putLong(millis / 1000).putLong((millis % 1000) * 1000).flip();
         if (libc.setsockopt(live(), NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVTIMEO, tv, 16) != 0) {
-            throw error("setsockopt(SO_RCVTIMEO)", NetlinkLibC.Holder.errno());
+            throw new NetlinkException("setsockopt(SO_RCVTIMEO)", NetlinkLibC.Holder.errno());
         }
     }
 
@@ -124,15 +134,11 @@ public final class NetlinkSocket implements AutoCloseable {
         int errno = NetlinkLibC.Holder.errno();
         buf.limit(0);
         if (errno == NetlinkLibC.EAGAIN || errno == NetlinkLibC.EINTR) return -1;
-        throw error("recv(netlink)", errno);
+        throw new NetlinkException("recv(netlink)", errno);
     }
 
     private static ByteBuffer intOption(int value) {
         return ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder()).putInt(value).flip();
-    }
-
-    static NetlinkException error(String call, int errno) {
-        return new NetlinkException(call, errno);
     }
 
     @Override public void close() {
