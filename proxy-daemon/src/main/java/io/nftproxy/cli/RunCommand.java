@@ -95,7 +95,7 @@ public final class RunCommand implements Callable<Integer> {
 
         @Override public NftClients.Selection open(NftClients.Mode mode, String netns, java.util.function.LongConsumer childStarted)
                 throws IOException {
-            return netns == null ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
+            return NftClients.createInNamespace(mode, netns, childStarted);
         }
     };
 
