@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.lock;
 
+import io.nftproxy.netlink.NamespaceLibC;
 import io.nftproxy.netlink.NetnsThread;
 
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.Callable;
 
 /**
  * One writer per table: an exclusive lock held for as long as the daemon runs, scoped to its network namespace.
@@ -55,14 +57,7 @@ public final class NetnsLock implements AutoCloseable {
      * @throws IOException   when the socket cannot be made at all
      */
     public static NetnsLock acquire(String netns) throws IOException {
-        try {
-            int fd = netns == null ? bindListener(NAME) : NetnsThread.callIn(netns, () -> bindListener(NAME));
-            return new NetnsLock(fd);
-        } catch (IOException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("cannot take the network namespace lock @" + NAME + ": " + e.getMessage(), e);
-        }
+        return new NetnsLock(inNetns(netns, () -> bindListener(NAME), "take"));
     }
 
     /**
@@ -70,12 +65,17 @@ public final class NetnsLock implements AutoCloseable {
      * process, or empty when nobody does. A holder whose backlog is full still counts as holding it.
      */
     public static java.util.Optional<String> holder(String netns) throws IOException {
+        return inNetns(netns, NetnsLock::holder, "look for");
+    }
+
+    /** {@code task} in {@code netns} (null: here); any failure but an IOException is wrapped in one saying {@code what}. */
+    private static <T> T inNetns(String netns, Callable<T> task, String what) throws IOException {
         try {
-            return netns == null ? holder() : NetnsThread.callIn(netns, NetnsLock::holder);
+            return netns == null ? task.call() : NetnsThread.callIn(netns, task);
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {
-            throw new IOException("cannot look for the network namespace lock @" + NAME + ": " + e.getMessage(), e);
+            throw new IOException("cannot " + what + " the network namespace lock @" + NAME + ": " + e.getMessage(), e);
         }
     }
 
@@ -83,7 +83,7 @@ public final class NetnsLock implements AutoCloseable {
         UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
         int fd = c.socket(UnixSocketLibC.AF_UNIX,
                 UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC | UnixSocketLibC.SOCK_NONBLOCK, 0);
-        if (fd < 0) throw new IOException("socket(AF_UNIX): " + UnixSocketLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
+        if (fd < 0) throw new IOException("socket(AF_UNIX): " + NamespaceLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
         int errno;
         try {
             ByteBuffer addr = address(NAME);
@@ -94,7 +94,7 @@ public final class NetnsLock implements AutoCloseable {
         }
         // Nobody listens: refused. Anything else (EAGAIN: a full backlog) means someone does.
         if (errno == UnixSocketLibC.ECONNREFUSED) return java.util.Optional.empty();
-        return java.util.Optional.of(describeProcess(0) + " (" + UnixSocketLibC.Holder.describe(errno) + ")");
+        return java.util.Optional.of(describeProcess(0) + " (" + NamespaceLibC.Holder.describe(errno) + ")");
     }
 
     private static long peerPid(int fd) {
@@ -109,7 +109,7 @@ public final class NetnsLock implements AutoCloseable {
     static int bindListener(String name) throws IOException {
         UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
         int fd = c.socket(UnixSocketLibC.AF_UNIX, UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC, 0);
-        if (fd < 0) throw new IOException("socket(AF_UNIX): " + UnixSocketLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
+        if (fd < 0) throw new IOException("socket(AF_UNIX): " + NamespaceLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
         ByteBuffer addr = address(name);
         if (c.bind(fd, addr, addr.remaining()) != 0) {
             int errno = UnixSocketLibC.Holder.errno();
@@ -120,12 +120,12 @@ public final class NetnsLock implements AutoCloseable {
                         + describeProcess(pid) + " holds @" + name + "); two writers would rewrite each other's "
                         + "tables without end. Stop it first, or run this one in another network namespace", pid);
             }
-            throw new IOException("bind(@" + name + "): " + UnixSocketLibC.Holder.describe(errno));
+            throw new IOException("bind(@" + name + "): " + NamespaceLibC.Holder.describe(errno));
         }
         if (c.listen(fd, 16) != 0) {
             int errno = UnixSocketLibC.Holder.errno();
             c.close(fd);
-            throw new IOException("listen(@" + name + "): " + UnixSocketLibC.Holder.describe(errno));
+            throw new IOException("listen(@" + name + "): " + NamespaceLibC.Holder.describe(errno));
         }
         return fd;
     }

@@ -48,8 +48,6 @@ public interface UnixSocketLibC {
     @SaveError
     int close(int fd);
 
-    String strerror(int errnum);
-
     /** Loaded on first use. */
     final class Holder {
         static final UnixSocketLibC LIBC = LibraryLoader.create(UnixSocketLibC.class).load("c");
@@ -57,7 +55,5 @@ public interface UnixSocketLibC {
         private Holder() {}
 
         static int errno() { return Runtime.getRuntime(LIBC).getLastError(); }
-
-        static String describe(int errno) { return LIBC.strerror(errno) + " (errno " + errno + ")"; }
     }
 }
