@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * Deletes the UDP conntrack entries that point at endpoints no longer serving (see {@link StaleFlowFilter}). Run it
@@ -28,10 +30,8 @@ public final class ConntrackCleaner {
     public CleanupReport clean(ProxyState v4, ProxyState v6) throws IOException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<CleanupReport.Family> out = new ArrayList<>();
-        List<StaleFlowFilter> filters = new ArrayList<>();
-        if (v4 != null) filters.add(StaleFlowFilter.of(v4));
-        if (v6 != null) filters.add(StaleFlowFilter.of(v6));
-        filters.removeIf(StaleFlowFilter::isEmpty);
+        List<StaleFlowFilter> filters = Stream.of(v4, v6).filter(Objects::nonNull).map(StaleFlowFilter::of)
+                .filter(f -> !f.isEmpty()).toList();
         if (filters.isEmpty()) return new CleanupReport(out);
         try (ConntrackTable table = ConntrackTable.open()) {
             for (StaleFlowFilter f : filters) out.add(clean(table, f, deadline));
@@ -50,9 +50,7 @@ public final class ConntrackCleaner {
             if (filter.isStale(e)) stale.add(e);
         }
         long t1 = System.nanoTime();
-        ConntrackTable.DeleteOutcome o = stale.isEmpty()
-                ? new ConntrackTable.DeleteOutcome(0, 0, 0, List.of())
-                : table.delete(stale, deadline);
+        ConntrackTable.DeleteOutcome o = table.delete(stale, deadline);
         long t2 = System.nanoTime();
         return new CleanupReport.Family(filter.family(), all.size(), udp, stale.size(), o.deleted(), o.gone(),
                 o.errors(), Duration.ofNanos(t1 - t0), Duration.ofNanos(t2 - t1), o.errorSamples());

@@ -1,12 +1,13 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * Lists the conntrack flows that belong to services (TCP, UDP and SCTP), each with its service port: what
@@ -21,13 +22,10 @@ public final class ConntrackLister {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<ServiceFlow> out = new ArrayList<>();
         try (ConntrackTable table = ConntrackTable.open()) {
-            if (v4 != null) collect(table.dump(IpFamily.IPV4, deadline), index, out);
-            if (v6 != null) collect(table.dump(IpFamily.IPV6, deadline), index, out);
+            for (ProxyState s : Stream.of(v4, v6).filter(Objects::nonNull).toList()) {
+                for (FlowEntry f : table.dump(s.family(), deadline)) index.match(f).ifPresent(out::add);
+            }
         }
         return out;
-    }
-
-    private static void collect(List<FlowEntry> flows, ServiceFlowIndex index, List<ServiceFlow> out) {
-        for (FlowEntry f : flows) index.match(f).ifPresent(out::add);
     }
 }
