@@ -3,7 +3,6 @@ package io.nftproxy.netlink;
 import java.io.IOException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -81,20 +80,11 @@ public final class NetnsThread implements AutoCloseable {
 
     private static NetnsThread startThread(String netns, String name) throws IOException {
         NetnsThread t = new NetnsThread(netns, name);
-        CompletableFuture<Void> joined = new CompletableFuture<>();
-        t.tasks.add(new FutureTask<>(() -> {
+        FutureTask<Void> joined = new FutureTask<>(() -> {
             if (netns != null) join(netns);
             return null;
-        }) {
-            @Override protected void done() {
-                try {
-                    get();
-                    joined.complete(null);
-                } catch (Exception e) {
-                    joined.completeExceptionally(e instanceof ExecutionException ? e.getCause() : e);
-                }
-            }
         });
+        t.tasks.add(joined);
         t.thread.start();
         try {
             joined.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
