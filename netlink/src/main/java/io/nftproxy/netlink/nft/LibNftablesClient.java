@@ -79,9 +79,6 @@ public final class LibNftablesClient implements NftClient {
     /** Runs a raw script through this client's ctx; for probes and tests, not for table changes. */
     public String run(String script) { return on(() -> ctx.run(script)); }
 
-    /** Validates a raw script as {@code nft -c} does; nothing is committed. */
-    public void check(String script) { on(() -> { ctx.check(script); return null; }); }
-
     @Override public String describe() {
         String ns = thread.netns() == null ? "host netns" : "netns " + thread.netns();
         Capabilities c = capabilities;
