@@ -10,7 +10,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -19,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
+import java.util.stream.Stream;
 
 /**
  * {@link NftClient} that runs the {@code nft} binary: {@code nft -f -} with the script on stdin. The fallback
@@ -112,8 +112,7 @@ public final class ExecNftClient implements NftClient {
      * NftException classified from stderr.
      */
     private String run(String stdin, String context, String... args) {
-        List<String> argv = new ArrayList<>(nft);
-        argv.addAll(List.of(args));
+        List<String> argv = Stream.concat(nft.stream(), Stream.of(args)).toList();
         ProcessBuilder pb = new ProcessBuilder(argv);
         if (stdin == null) pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         Process p;
