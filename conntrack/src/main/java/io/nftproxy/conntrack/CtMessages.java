@@ -80,15 +80,15 @@ final class CtMessages {
         bytesAttr(b, v4 ? CTA_IP_V4_DST : CTA_IP_V6_DST, flow.origDst().bytes());
         endNested(b, ip);
         int proto = beginNested(b, CTA_TUPLE_PROTO);
-        u8Attr(b, CTA_PROTO_NUM, flow.protocol());
+        intAttr(b, CTA_PROTO_NUM, flow.protocol(), 1);
         if (hasPorts(flow.protocol())) {
-            be16Attr(b, CTA_PROTO_SRC_PORT, flow.origSrcPort());
-            be16Attr(b, CTA_PROTO_DST_PORT, flow.origDstPort());
+            intAttr(b, CTA_PROTO_SRC_PORT, flow.origSrcPort(), 2);
+            intAttr(b, CTA_PROTO_DST_PORT, flow.origDstPort(), 2);
         }
         endNested(b, proto);
         endNested(b, tuple);
-        if (flow.zone() != 0) be16Attr(b, CTA_ZONE, flow.zone());
-        if (flow.id() != 0) be32Attr(b, CTA_ID, (int) flow.id());
+        if (flow.zone() != 0) intAttr(b, CTA_ZONE, flow.zone(), 2);
+        if (flow.id() != 0) intAttr(b, CTA_ID, flow.id(), 4);
         b.putInt(start, b.position() - start);
     }
 
@@ -118,19 +118,11 @@ final class CtMessages {
         pad(b);
     }
 
-    private static void u8Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 5).putShort((short) type).put((byte) v);
+    /** An attribute holding the low {@code size} bytes of {@code v} in network order (size 1: a u8). */
+    private static void intAttr(ByteBuffer b, int type, long v, int size) {
+        b.putShort((short) (4 + size)).putShort((short) type);
+        for (int i = size - 1; i >= 0; i--) b.put((byte) (v >>> 8 * i));
         pad(b);
-    }
-
-    private static void be16Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 6).putShort((short) type).put((byte) (v >>> 8)).put((byte) v);
-        pad(b);
-    }
-
-    private static void be32Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 8).putShort((short) type)
-                .put((byte) (v >>> 24)).put((byte) (v >>> 16)).put((byte) (v >>> 8)).put((byte) v);
     }
 
     private static void pad(ByteBuffer b) {

@@ -16,16 +16,13 @@ public final class NetlinkDump {
     public static final int NLM_F_REQUEST = 1;
     public static final int NLM_F_DUMP = 0x300;
 
-    /** Receives one message: its type and the bounds of its payload (after the netlink header). */
+    /**
+     * Receives one message or attribute: its type (an attribute's without {@code NLA_F_NESTED} /
+     * {@code NLA_F_NET_BYTEORDER}) and the bounds of its payload (after the netlink or attribute header).
+     */
     @FunctionalInterface
     public interface Handler {
-        void message(int type, int payloadStart, int end);
-    }
-
-    /** Receives one attribute: its type without {@code NLA_F_NESTED} / {@code NLA_F_NET_BYTEORDER}, and its payload's bounds. */
-    @FunctionalInterface
-    public interface AttributeHandler {
-        void attribute(int type, int payloadStart, int end);
+        void accept(int type, int payloadStart, int end);
     }
 
     private NetlinkDump() {}
@@ -45,7 +42,7 @@ public final class NetlinkDump {
                     int err = buf.getInt(pos + NLMSG_HDRLEN);
                     if (err != 0) throw new NetlinkException(call, -err);
                 } else {
-                    handler.message(type, pos + NLMSG_HDRLEN, pos + len);
+                    handler.accept(type, pos + NLMSG_HDRLEN, pos + len);
                 }
             }
             pos += align(len);
@@ -54,11 +51,11 @@ public final class NetlinkDump {
     }
 
     /** Walks the attributes ({@code struct nlattr}) in [at, end), stopping at the first with a malformed length. */
-    public static void attributes(ByteBuffer buf, int at, int end, AttributeHandler handler) {
+    public static void attributes(ByteBuffer buf, int at, int end, Handler handler) {
         for (int pos = at; pos + 4 <= end; ) {
             int alen = buf.getShort(pos) & 0xffff;
             if (alen < 4 || pos + alen > end) return;
-            handler.attribute(buf.getShort(pos + 2) & 0x3fff, pos + 4, pos + alen);
+            handler.accept(buf.getShort(pos + 2) & 0x3fff, pos + 4, pos + alen);
             pos += align(alen);
         }
     }
