@@ -81,12 +81,8 @@ public final class ExecNftClient implements NftClient {
     }
 
     @Override public Capabilities capabilities() {
-        Capabilities c = capabilities;
-        if (c == null) {
-            c = CapabilitiesProbe.probe(this);
-            capabilities = c;
-        }
-        return c;
+        if (capabilities == null) capabilities = CapabilitiesProbe.probe(this);
+        return capabilities;
     }
 
     /** Runs a raw script with {@code nft -f -}; for probes and tests, not for table changes. */

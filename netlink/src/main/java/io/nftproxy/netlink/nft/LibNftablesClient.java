@@ -68,12 +68,8 @@ public final class LibNftablesClient implements NftClient {
     }
 
     @Override public Capabilities capabilities() {
-        Capabilities c = capabilities;
-        if (c == null) {
-            c = on(() -> CapabilitiesProbe.probe(ctx));
-            capabilities = c;
-        }
-        return c;
+        if (capabilities == null) capabilities = on(() -> CapabilitiesProbe.probe(ctx));
+        return capabilities;
     }
 
     /** Runs a raw script through this client's ctx; for probes and tests, not for table changes. */
