@@ -20,7 +20,6 @@ final class NotificationDecoder {
     static final int NFTA_GEN_ID = 1;
     static final int NFTA_GEN_PROC_PID = 2;
     static final int NFTA_GEN_PROC_NAME = 3;
-    private static final int NLA_TYPE_MASK = 0x3fff; // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
 
     private NotificationDecoder() {}
 
@@ -46,28 +45,22 @@ final class NotificationDecoder {
     }
 
     private static Notification notification(ByteBuffer buf, NftMessage m, int at, int end) {
-        int family = buf.get(at) & 0xff;
-        String table = null;
-        long generation = -1;
-        int pid = 0;
-        String name = "";
-        int pos = at + NFGENMSG_LEN;
-        while (pos + 4 <= end) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int type = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            int payload = alen - 4;
+        String[] table = {null};
+        long[] generation = {-1};
+        int[] pid = {0};
+        String[] name = {""};
+        NetlinkDump.attributes(buf, at + NFGENMSG_LEN, end, (type, start, stop) -> {
             if (m == NftMessage.NEWGEN) {
                 // NLA_U32 attributes of nf_tables are big-endian (nla_put_be32)
-                if (type == NFTA_GEN_ID && payload == 4) generation = Integer.toUnsignedLong(NetlinkDump.be32(buf, pos + 4));
-                else if (type == NFTA_GEN_PROC_PID && payload == 4) pid = NetlinkDump.be32(buf, pos + 4);
-                else if (type == NFTA_GEN_PROC_NAME) name = string(buf, pos + 4, payload);
+                if (type == NFTA_GEN_ID && stop - start == 4) generation[0] = Integer.toUnsignedLong(NetlinkDump.be32(buf, start));
+                else if (type == NFTA_GEN_PROC_PID && stop - start == 4) pid[0] = NetlinkDump.be32(buf, start);
+                else if (type == NFTA_GEN_PROC_NAME) name[0] = string(buf, start, stop - start);
             } else if (type == NFTA_OBJECT_TABLE) {
-                table = string(buf, pos + 4, payload);
+                table[0] = string(buf, start, stop - start);
             }
-            pos += NetlinkDump.align(alen);
-        }
-        return m == NftMessage.NEWGEN ? Notification.generation(generation, pid, name) : Notification.object(m, family, table);
+        });
+        return m == NftMessage.NEWGEN ? Notification.generation(generation[0], pid[0], name[0])
+                : Notification.object(m, buf.get(at) & 0xff, table[0]);
     }
 
     /** A NUL-terminated netlink string. */
