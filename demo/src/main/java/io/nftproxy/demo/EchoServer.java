@@ -56,8 +56,6 @@ public final class EchoServer implements AutoCloseable {
         return s;
     }
 
-    public String name() { return name; }
-
     private byte[] reply(InetSocketAddress peer) {
         // The project's canonical text (fd00:10::1:50), which is how address plans spell them; Java's own
         // spells out every group.
