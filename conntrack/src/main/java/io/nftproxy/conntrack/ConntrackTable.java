@@ -81,7 +81,7 @@ public final class ConntrackTable implements AutoCloseable {
             send.clear();
             for (int i = 0; i < batch.size(); i++) CtMessages.appendDelete(send, batch.get(i), firstSeq + i);
             socket.send(send.flip());
-            int[] acks = new int[batch.size()]; // 0: waiting; 1: answered
+            boolean[] answered = new boolean[batch.size()];
             int waiting = batch.size();
             while (waiting > 0) {
                 try {
@@ -92,12 +92,10 @@ public final class ConntrackTable implements AutoCloseable {
                     errors += waiting;
                     sample(samples, waiting + " ACKs lost to a receive-buffer overrun");
                     drain();
-                    waiting = 0;
                     break;
                 } catch (IOException e) {
                     errors += waiting;
                     sample(samples, waiting + " deletes unanswered: " + e.getMessage());
-                    waiting = 0;
                     break;
                 }
                 for (int pos = 0; pos + NetlinkDump.NLMSG_HDRLEN <= recv.limit(); ) {
@@ -105,8 +103,8 @@ public final class ConntrackTable implements AutoCloseable {
                     if (len < NetlinkDump.NLMSG_HDRLEN) break;
                     int type = recv.getShort(pos + 4) & 0xffff;
                     int idx = recv.getInt(pos + 8) - firstSeq;
-                    if (type == NetlinkDump.NLMSG_ERROR && idx >= 0 && idx < acks.length && acks[idx] == 0) {
-                        acks[idx] = 1;
+                    if (type == NetlinkDump.NLMSG_ERROR && idx >= 0 && idx < answered.length && !answered[idx]) {
+                        answered[idx] = true;
                         waiting--;
                         int err = -recv.getInt(pos + NetlinkDump.NLMSG_HDRLEN);
                         if (err == 0) deleted++;
