@@ -73,8 +73,7 @@ public final class KernelNamespace implements AutoCloseable {
     public static KernelNamespace create(String tag, String suffix) throws IOException {
         if (!tag.matches("[a-z0-9]{1,8}")) throw new IllegalArgumentException("tag must be 1-8 of [a-z0-9]: " + tag);
         if (!suffix.matches("[a-z0-9][a-z0-9-]{0,31}")) throw new IllegalArgumentException("suffix must be 1-32 of [a-z0-9-]: " + suffix);
-        String cause = unavailabilityCause().orElse(null);
-        if (cause != null) throw new IllegalStateException(cause);
+        unavailabilityCause().ifPresent(cause -> { throw new IllegalStateException(cause); });
         String name = prefix(tag) + suffix;
         KernelNamespace ns = new KernelNamespace(name, executable("ip").get(), executable("nft").get());
         Result r = run(DEFAULT_TIMEOUT, null, ns.ip, "netns", "add", name);

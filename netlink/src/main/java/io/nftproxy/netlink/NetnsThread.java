@@ -124,7 +124,6 @@ public final class NetnsThread implements AutoCloseable {
             try {
                 task = tasks.take();
             } catch (InterruptedException e) {
-                synchronized (lock) { closed = true; }
                 break;
             }
             if (task == POISON) break;
