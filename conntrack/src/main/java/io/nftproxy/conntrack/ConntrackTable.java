@@ -1,8 +1,8 @@
 package io.nftproxy.conntrack;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.rt.NetlinkDump;
 import io.nftproxy.netlink.rt.NetlinkException;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.net.IpFamily;
 
@@ -40,7 +40,7 @@ public final class ConntrackTable implements AutoCloseable {
     /** Opens a ctnetlink socket in the calling thread's network namespace. */
     public static ConntrackTable open() throws IOException {
         // Room for a whole batch of ACKs, and for dump datagrams arriving while we parse.
-        return new ConntrackTable(NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER, s -> s.setReceiveBuffer(SOCKET_RCVBUF)));
+        return new ConntrackTable(NetlinkSocket.open(LibC.NETLINK_NETFILTER, s -> s.setReceiveBuffer(SOCKET_RCVBUF)));
     }
 
     /** What a batch of deletes came to. {@code gone}: already deleted (ENOENT, or re-created with another id). */

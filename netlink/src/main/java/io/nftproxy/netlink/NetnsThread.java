@@ -104,13 +104,13 @@ public final class NetnsThread implements AutoCloseable {
     }
 
     private static void join(String netns) throws IOException {
-        NamespaceLibC libc = NamespaceLibC.Holder.LIBC;
+        LibC libc = LibC.Holder.LIBC;
         String path = "/run/netns/" + netns;
-        int fd = libc.open(path, NamespaceLibC.O_RDONLY | NamespaceLibC.O_CLOEXEC);
-        if (fd < 0) throw new IOException("open " + path + ": " + NamespaceLibC.Holder.describe(NamespaceLibC.Holder.errno()));
+        int fd = libc.open(path, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        if (fd < 0) throw new IOException("open " + path + ": " + LibC.Holder.describe(LibC.Holder.errno()));
         try {
-            if (libc.setns(fd, NamespaceLibC.CLONE_NEWNET) != 0) {
-                throw new IOException("setns " + path + ": " + NamespaceLibC.Holder.describe(NamespaceLibC.Holder.errno()));
+            if (libc.setns(fd, LibC.CLONE_NEWNET) != 0) {
+                throw new IOException("setns " + path + ": " + LibC.Holder.describe(LibC.Holder.errno()));
             }
         } finally {
             libc.close(fd);

@@ -1,8 +1,8 @@
 package io.nftproxy.netlink.monitor;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkException;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.nft.TableContent;
 
@@ -130,7 +130,7 @@ public final class NftablesMonitor implements AutoCloseable {
     }
 
     private static NetlinkSocket open(int receiveBuffer) throws IOException {
-        return NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER, s -> {
+        return NetlinkSocket.open(LibC.NETLINK_NETFILTER, s -> {
             s.setReceiveBuffer(receiveBuffer);
             s.setReceiveTimeout(POLL_MILLIS);
             s.joinGroup(NFNLGRP_NFTABLES);

@@ -1,8 +1,8 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkDump;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 
 import java.io.IOException;
@@ -32,7 +32,7 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** Reads the generation of the calling thread's namespace (the daemon's own). */
     public static RulesetGeneration open() throws IOException {
-        return new RulesetGeneration(NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER));
+        return new RulesetGeneration(NetlinkSocket.open(LibC.NETLINK_NETFILTER));
     }
 
     /** Reads the generation of {@code /run/netns/NAME}: the socket is made there, and stays there for life. */

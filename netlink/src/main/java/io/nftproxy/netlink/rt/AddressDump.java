@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.rt;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 
@@ -34,7 +35,7 @@ public final class AddressDump {
     /** Every IPv4 and IPv6 address, in the kernel's order. */
     public static List<InterfaceAddress> dump() throws IOException {
         int seq = SEQ.incrementAndGet();
-        try (NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_ROUTE)) {
+        try (NetlinkSocket s = NetlinkSocket.open(LibC.NETLINK_ROUTE)) {
             s.send(request(seq));
             List<InterfaceAddress> out = new ArrayList<>();
             ByteBuffer buf = ByteBuffer.allocateDirect(RECV_BUFFER).order(ByteOrder.nativeOrder());

@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.rt;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 
 import java.io.IOException;
@@ -38,7 +39,7 @@ public final class AddressMonitor implements AutoCloseable {
     }
 
     private static NetlinkSocket open() throws IOException {
-        return NetlinkSocket.open(NetlinkLibC.NETLINK_ROUTE, s -> {
+        return NetlinkSocket.open(LibC.NETLINK_ROUTE, s -> {
             s.joinGroup(RTNLGRP_IPV4_IFADDR);
             s.joinGroup(RTNLGRP_IPV6_IFADDR);
             s.setReceiveTimeout(200);
