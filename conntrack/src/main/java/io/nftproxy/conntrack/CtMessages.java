@@ -6,7 +6,6 @@ import io.nftproxy.netlink.rt.NetlinkDump;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 
 /**
@@ -58,9 +57,8 @@ final class CtMessages {
 
     /** {@code IPCTNL_MSG_CT_GET} with {@code NLM_F_DUMP}: every entry of the family (the kernel filters by L3). */
     static ByteBuffer dumpRequest(IpFamily family, int seq) {
-        int len = NetlinkDump.NLMSG_HDRLEN + NFGENMSG_LEN;
-        ByteBuffer b = ByteBuffer.allocateDirect(len).order(ByteOrder.nativeOrder());
-        header(b, len, type(IPCTNL_MSG_CT_GET), NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
+        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET),
+                NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
         nfgen(b, family);
         return b.flip();
     }
@@ -71,7 +69,8 @@ final class CtMessages {
      */
     static void appendDelete(ByteBuffer b, FlowEntry flow, int seq) {
         int start = b.position();
-        header(b, 0, type(IPCTNL_MSG_CT_DELETE), NetlinkDump.NLM_F_REQUEST | NLM_F_ACK, seq);
+        b.putInt(0).putShort((short) type(IPCTNL_MSG_CT_DELETE)).putShort((short) (NetlinkDump.NLM_F_REQUEST | NLM_F_ACK))
+                .putInt(seq).putInt(0); // struct nlmsghdr; its length is filled in at the end
         nfgen(b, flow.family());
         int tuple = beginNested(b, CTA_TUPLE_ORIG);
         int ip = beginNested(b, CTA_TUPLE_IP);
@@ -95,10 +94,6 @@ final class CtMessages {
     private static boolean hasPorts(int protocol) {
         return protocol == FlowEntry.TCP || protocol == FlowEntry.UDP || protocol == FlowEntry.SCTP
                 || protocol == 136 /* UDP-Lite */ || protocol == 33 /* DCCP */;
-    }
-
-    private static void header(ByteBuffer b, int len, int type, int flags, int seq) {
-        b.putInt(len).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
     }
 
     private static void nfgen(ByteBuffer b, IpFamily family) {

@@ -58,10 +58,8 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** {@code nlmsghdr} + {@code nfgenmsg} (family unspecified, version 0, resource id 0). */
     static ByteBuffer request(int seq) {
-        int len = NetlinkDump.NLMSG_HDRLEN + NFGENMSG_LEN;
-        ByteBuffer b = ByteBuffer.allocateDirect(len).order(ByteOrder.nativeOrder());
-        b.putInt(len).putShort((short) (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN)).putShort((short) NetlinkDump.NLM_F_REQUEST)
-                .putInt(seq).putInt(0);
+        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN,
+                NetlinkDump.NLM_F_REQUEST, seq);
         b.put((byte) 0).put((byte) 0).putShort((short) 0);
         return b.flip();
     }

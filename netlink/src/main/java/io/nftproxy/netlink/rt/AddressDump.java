@@ -50,10 +50,7 @@ public final class AddressDump {
 
     /** {@code struct nlmsghdr} + {@code struct ifaddrmsg} asking for all families. */
     static ByteBuffer request(int seq) {
-        ByteBuffer b = ByteBuffer.allocateDirect(NetlinkDump.NLMSG_HDRLEN + 8).order(ByteOrder.nativeOrder());
-        b.putInt(NetlinkDump.NLMSG_HDRLEN + 8).putShort((short) RTM_GETADDR)
-                .putShort((short) (NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP))
-                .putInt(seq).putInt(0);
+        ByteBuffer b = NetlinkDump.request(8, RTM_GETADDR, NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
         b.put((byte) AF_UNSPEC).put((byte) 0).put((byte) 0).put((byte) 0).putInt(0); // family, prefixlen, flags, scope, index
         return b.flip();
     }

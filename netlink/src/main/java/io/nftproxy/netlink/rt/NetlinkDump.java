@@ -2,6 +2,7 @@ package io.nftproxy.netlink.rt;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * Walks the messages of one datagram of a netlink dump: every message of our sequence number goes to the handler
@@ -48,6 +49,12 @@ public final class NetlinkDump {
             pos += align(len);
         }
         return false;
+    }
+
+    /** A direct buffer holding the {@code struct nlmsghdr} of a request; the caller puts the payload and flips it. */
+    public static ByteBuffer request(int payloadLen, int type, int flags, int seq) {
+        ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + payloadLen).order(ByteOrder.nativeOrder());
+        return b.putInt(NLMSG_HDRLEN + payloadLen).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
     }
 
     /** Walks the attributes ({@code struct nlattr}) in [at, end), stopping at the first with a malformed length. */
