@@ -4,6 +4,7 @@ import io.nftproxy.net.IpFamily;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * What one cleanup did, per family: entries listed (all protocols), UDP entries among them, stale ones found, and of
@@ -36,15 +37,10 @@ public record CleanupReport(List<Family> families) {
     public Duration duration() { return families.stream().map(Family::duration).reduce(Duration.ZERO, Duration::plus); }
 
     @Override public String toString() {
-        StringBuilder sb = new StringBuilder();
-        for (Family f : families) {
-            if (sb.length() > 0) sb.append("; ");
-            sb.append(f.family().apiName()).append(": listed ").append(f.listed()).append(" (udp ").append(f.udp())
-                    .append("), stale ").append(f.stale()).append(", deleted ").append(f.deleted())
-                    .append(", already gone ").append(f.gone()).append(", errors ").append(f.errors())
-                    .append(", dump ").append(f.dumpTime().toMillis()).append(" ms, delete ")
-                    .append(f.deleteTime().toMillis()).append(" ms");
-        }
-        return sb.length() == 0 ? "nothing to clean" : sb.toString();
+        if (families.isEmpty()) return "nothing to clean";
+        return families.stream().map(f -> f.family().apiName() + ": listed " + f.listed() + " (udp " + f.udp() + "), stale "
+                + f.stale() + ", deleted " + f.deleted() + ", already gone " + f.gone() + ", errors " + f.errors()
+                + ", dump " + f.dumpTime().toMillis() + " ms, delete " + f.deleteTime().toMillis() + " ms")
+                .collect(Collectors.joining("; "));
     }
 }

@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * Deletes the UDP conntrack entries that point at endpoints no longer serving (see {@link StaleFlowFilter}). Run it
@@ -14,20 +16,11 @@ import java.util.List;
  * namespace of the calling thread; put the call on a {@link io.nftproxy.netlink.NetnsThread} for another one.
  *
  * <p>Per family it dumps the table once (about 70 ms for 2,000 entries) and deletes in pipelined batches. The whole
- * call is bounded by the timeout given at construction; deletes not attempted by then are reported as errors and
+ * call is bounded by {@link #TIMEOUT}; deletes not attempted by then are reported as errors and
  * left to the next cleanup.
  */
 public final class ConntrackCleaner {
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
-
-    private final Duration timeout;
-
-    public ConntrackCleaner() { this(DEFAULT_TIMEOUT); }
-
-    public ConntrackCleaner(Duration timeout) {
-        if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive: " + timeout);
-        this.timeout = timeout;
-    }
+    private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     /**
      * Cleans the families whose state is given; pass null for a family this node does not proxy. A family without
@@ -35,12 +28,10 @@ public final class ConntrackCleaner {
      * no conntrack in the kernel); per-entry failures are counted in the report.
      */
     public CleanupReport clean(ProxyState v4, ProxyState v6) throws IOException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<CleanupReport.Family> out = new ArrayList<>();
-        List<StaleFlowFilter> filters = new ArrayList<>();
-        if (v4 != null) filters.add(StaleFlowFilter.of(v4));
-        if (v6 != null) filters.add(StaleFlowFilter.of(v6));
-        filters.removeIf(StaleFlowFilter::isEmpty);
+        List<StaleFlowFilter> filters = Stream.of(v4, v6).filter(Objects::nonNull).map(StaleFlowFilter::of)
+                .filter(f -> !f.isEmpty()).toList();
         if (filters.isEmpty()) return new CleanupReport(out);
         try (ConntrackTable table = ConntrackTable.open()) {
             for (StaleFlowFilter f : filters) out.add(clean(table, f, deadline));
@@ -59,9 +50,7 @@ public final class ConntrackCleaner {
             if (filter.isStale(e)) stale.add(e);
         }
         long t1 = System.nanoTime();
-        ConntrackTable.DeleteOutcome o = stale.isEmpty()
-                ? new ConntrackTable.DeleteOutcome(0, 0, 0, List.of())
-                : table.delete(stale, deadline);
+        ConntrackTable.DeleteOutcome o = table.delete(stale, deadline);
         long t2 = System.nanoTime();
         return new CleanupReport.Family(filter.family(), all.size(), udp, stale.size(), o.deleted(), o.gone(),
                 o.errors(), Duration.ofNanos(t1 - t0), Duration.ofNanos(t2 - t1), o.errorSamples());

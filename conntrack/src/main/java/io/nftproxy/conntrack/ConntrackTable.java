@@ -1,7 +1,8 @@
 package io.nftproxy.conntrack;
 
+import io.nftproxy.netlink.LibC;
+import io.nftproxy.netlink.rt.NetlinkDump;
 import io.nftproxy.netlink.rt.NetlinkException;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.net.IpFamily;
 
@@ -38,15 +39,8 @@ public final class ConntrackTable implements AutoCloseable {
 
     /** Opens a ctnetlink socket in the calling thread's network namespace. */
     public static ConntrackTable open() throws IOException {
-        NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER);
-        try {
-            // Room for a whole batch of ACKs, and for dump datagrams arriving while we parse.
-            s.setReceiveBuffer(SOCKET_RCVBUF);
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
-        return new ConntrackTable(s);
+        // Room for a whole batch of ACKs, and for dump datagrams arriving while we parse.
+        return new ConntrackTable(NetlinkSocket.open(LibC.NETLINK_NETFILTER, s -> s.setReceiveBuffer(SOCKET_RCVBUF)));
     }
 
     /** What a batch of deletes came to. {@code gone}: already deleted (ENOENT, or re-created with another id). */
@@ -87,7 +81,7 @@ public final class ConntrackTable implements AutoCloseable {
             send.clear();
             for (int i = 0; i < batch.size(); i++) CtMessages.appendDelete(send, batch.get(i), firstSeq + i);
             socket.send(send.flip());
-            int[] acks = new int[batch.size()]; // 0: waiting; 1: answered
+            boolean[] answered = new boolean[batch.size()];
             int waiting = batch.size();
             while (waiting > 0) {
                 try {
@@ -98,23 +92,21 @@ public final class ConntrackTable implements AutoCloseable {
                     errors += waiting;
                     sample(samples, waiting + " ACKs lost to a receive-buffer overrun");
                     drain();
-                    waiting = 0;
                     break;
                 } catch (IOException e) {
                     errors += waiting;
                     sample(samples, waiting + " deletes unanswered: " + e.getMessage());
-                    waiting = 0;
                     break;
                 }
-                for (int pos = 0; pos + CtMessages.NLMSG_HDRLEN <= recv.limit(); ) {
+                for (int pos = 0; pos + NetlinkDump.NLMSG_HDRLEN <= recv.limit(); ) {
                     int len = recv.getInt(pos);
-                    if (len < CtMessages.NLMSG_HDRLEN) break;
+                    if (len < NetlinkDump.NLMSG_HDRLEN) break;
                     int type = recv.getShort(pos + 4) & 0xffff;
                     int idx = recv.getInt(pos + 8) - firstSeq;
-                    if (type == CtMessages.NLMSG_ERROR && idx >= 0 && idx < acks.length && acks[idx] == 0) {
-                        acks[idx] = 1;
+                    if (type == NetlinkDump.NLMSG_ERROR && idx >= 0 && idx < answered.length && !answered[idx]) {
+                        answered[idx] = true;
                         waiting--;
-                        int err = -recv.getInt(pos + CtMessages.NLMSG_HDRLEN);
+                        int err = -recv.getInt(pos + NetlinkDump.NLMSG_HDRLEN);
                         if (err == 0) deleted++;
                         else if (err == ENOENT) gone++;
                         else {
@@ -122,7 +114,7 @@ public final class ConntrackTable implements AutoCloseable {
                             sample(samples, batch.get(idx) + ": " + new NetlinkException("ctnetlink delete", err).getMessage());
                         }
                     }
-                    pos += CtMessages.align(len);
+                    pos += NetlinkDump.align(len);
                 }
             }
         }

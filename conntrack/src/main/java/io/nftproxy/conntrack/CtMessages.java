@@ -2,10 +2,10 @@ package io.nftproxy.conntrack;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.netlink.rt.NetlinkDump;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.List;
 
 /**
@@ -14,13 +14,8 @@ import java.util.List;
  * ports, zone and id are big-endian, as the kernel stores them.
  */
 final class CtMessages {
-    static final int NLMSG_HDRLEN = 16;
     static final int NFGENMSG_LEN = 4;
-    static final int NLMSG_ERROR = 2;
-    static final int NLMSG_DONE = 3;
-    static final int NLM_F_REQUEST = 0x1;
     static final int NLM_F_ACK = 0x4;
-    static final int NLM_F_DUMP = 0x300;
 
     static final int NFNL_SUBSYS_CTNETLINK = 1;
     static final int IPCTNL_MSG_CT_NEW = 0;
@@ -62,8 +57,8 @@ final class CtMessages {
 
     /** {@code IPCTNL_MSG_CT_GET} with {@code NLM_F_DUMP}: every entry of the family (the kernel filters by L3). */
     static ByteBuffer dumpRequest(IpFamily family, int seq) {
-        ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + NFGENMSG_LEN).order(ByteOrder.nativeOrder());
-        header(b, NLMSG_HDRLEN + NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET), NLM_F_REQUEST | NLM_F_DUMP, seq);
+        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET),
+                NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
         nfgen(b, family);
         return b.flip();
     }
@@ -74,7 +69,8 @@ final class CtMessages {
      */
     static void appendDelete(ByteBuffer b, FlowEntry flow, int seq) {
         int start = b.position();
-        header(b, 0, type(IPCTNL_MSG_CT_DELETE), NLM_F_REQUEST | NLM_F_ACK, seq);
+        b.putInt(0).putShort((short) type(IPCTNL_MSG_CT_DELETE)).putShort((short) (NetlinkDump.NLM_F_REQUEST | NLM_F_ACK))
+                .putInt(seq).putInt(0); // struct nlmsghdr; its length is filled in at the end
         nfgen(b, flow.family());
         int tuple = beginNested(b, CTA_TUPLE_ORIG);
         int ip = beginNested(b, CTA_TUPLE_IP);
@@ -83,25 +79,21 @@ final class CtMessages {
         bytesAttr(b, v4 ? CTA_IP_V4_DST : CTA_IP_V6_DST, flow.origDst().bytes());
         endNested(b, ip);
         int proto = beginNested(b, CTA_TUPLE_PROTO);
-        u8Attr(b, CTA_PROTO_NUM, flow.protocol());
+        intAttr(b, CTA_PROTO_NUM, flow.protocol(), 1);
         if (hasPorts(flow.protocol())) {
-            be16Attr(b, CTA_PROTO_SRC_PORT, flow.origSrcPort());
-            be16Attr(b, CTA_PROTO_DST_PORT, flow.origDstPort());
+            intAttr(b, CTA_PROTO_SRC_PORT, flow.origSrcPort(), 2);
+            intAttr(b, CTA_PROTO_DST_PORT, flow.origDstPort(), 2);
         }
         endNested(b, proto);
         endNested(b, tuple);
-        if (flow.zone() != 0) be16Attr(b, CTA_ZONE, flow.zone());
-        if (flow.id() != 0) be32Attr(b, CTA_ID, (int) flow.id());
+        if (flow.zone() != 0) intAttr(b, CTA_ZONE, flow.zone(), 2);
+        if (flow.id() != 0) intAttr(b, CTA_ID, flow.id(), 4);
         b.putInt(start, b.position() - start);
     }
 
     private static boolean hasPorts(int protocol) {
         return protocol == FlowEntry.TCP || protocol == FlowEntry.UDP || protocol == FlowEntry.SCTP
                 || protocol == 136 /* UDP-Lite */ || protocol == 33 /* DCCP */;
-    }
-
-    private static void header(ByteBuffer b, int len, int type, int flags, int seq) {
-        b.putInt(len).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
     }
 
     private static void nfgen(ByteBuffer b, IpFamily family) {
@@ -121,33 +113,23 @@ final class CtMessages {
         pad(b);
     }
 
-    private static void u8Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 5).putShort((short) type).put((byte) v);
+    /** An attribute holding the low {@code size} bytes of {@code v} in network order (size 1: a u8). */
+    private static void intAttr(ByteBuffer b, int type, long v, int size) {
+        b.putShort((short) (4 + size)).putShort((short) type);
+        for (int i = size - 1; i >= 0; i--) b.put((byte) (v >>> 8 * i));
         pad(b);
-    }
-
-    private static void be16Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 6).putShort((short) type).put((byte) (v >>> 8)).put((byte) v);
-        pad(b);
-    }
-
-    private static void be32Attr(ByteBuffer b, int type, int v) {
-        b.putShort((short) 8).putShort((short) type)
-                .put((byte) (v >>> 24)).put((byte) (v >>> 16)).put((byte) (v >>> 8)).put((byte) v);
     }
 
     private static void pad(ByteBuffer b) {
         while ((b.position() & 3) != 0) b.put((byte) 0);
     }
 
-    static int align(int len) { return (len + 3) & ~3; }
-
     /**
      * Parses the {@code IPCTNL_MSG_CT_NEW} messages of one dump datagram with sequence {@code seq} into {@code out};
      * true once {@code NLMSG_DONE} arrived. An error reply throws.
      */
     static boolean parseDump(ByteBuffer buf, int seq, IpFamily family, List<FlowEntry> out) throws IOException {
-        return io.nftproxy.netlink.rt.NetlinkDump.walk(buf, seq, "ctnetlink dump", (type, at, end) -> {
+        return NetlinkDump.walk(buf, seq, "ctnetlink dump", (type, at, end) -> {
             if (type != type(IPCTNL_MSG_CT_NEW) || end - at < NFGENMSG_LEN) return;
             FlowEntry e = entry(buf, at, end);
             if (e != null && e.family() == family) out.add(e);
@@ -174,7 +156,7 @@ final class CtMessages {
             else if (atype == CTA_ID && alen >= 8) id = be32(buf, pos + 4);
             else if (atype == CTA_STATUS && alen >= 8) status = be32(buf, pos + 4);
             else if (atype == CTA_PROTOINFO) tcpState = tcpState(buf, pos + 4, pos + alen);
-            pos += align(alen);
+            pos += NetlinkDump.align(alen);
         }
         if (orig == null || reply == null || orig.src == null || orig.dst == null || reply.src == null || reply.dst == null) {
             return null;
@@ -185,21 +167,14 @@ final class CtMessages {
 
     /** CTA_PROTOINFO → CTA_PROTOINFO_TCP → CTA_PROTOINFO_TCP_STATE (u8), or NO_TCP_STATE for other protocols. */
     private static int tcpState(ByteBuffer buf, int at, int end) {
-        int tcp = find(buf, at, end, CTA_PROTOINFO_TCP);
-        if (tcp < 0) return FlowEntry.NO_TCP_STATE;
-        int state = find(buf, tcp + 4, tcp + (buf.getShort(tcp) & 0xffff), CTA_PROTOINFO_TCP_STATE);
-        return state < 0 || (buf.getShort(state) & 0xffff) < 5 ? FlowEntry.NO_TCP_STATE : buf.get(state + 4) & 0xff;
-    }
-
-    /** The offset of the first attribute of {@code type} in [at, end), or -1. */
-    private static int find(ByteBuffer buf, int at, int end, int type) {
-        for (int pos = at; pos + 4 <= end; ) {
-            int alen = buf.getShort(pos) & 0xffff;
-            if (alen < 4 || pos + alen > end) return -1;
-            if ((buf.getShort(pos + 2) & NLA_TYPE_MASK) == type) return pos;
-            pos += align(alen);
-        }
-        return -1;
+        int[] state = {FlowEntry.NO_TCP_STATE};
+        NetlinkDump.attributes(buf, at, end, (type, start, stop) -> {
+            if (type != CTA_PROTOINFO_TCP) return;
+            NetlinkDump.attributes(buf, start, stop, (inner, from, to) -> {
+                if (inner == CTA_PROTOINFO_TCP_STATE && to > from) state[0] = buf.get(from) & 0xff;
+            });
+        });
+        return state[0];
     }
 
     private static final class Tuple {
@@ -209,52 +184,35 @@ final class CtMessages {
 
     private static Tuple tuple(ByteBuffer buf, int at, int end) {
         Tuple t = new Tuple();
-        for (int pos = at; pos + 4 <= end; ) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            if (atype == CTA_TUPLE_IP) ip(buf, pos + 4, pos + alen, t);
-            else if (atype == CTA_TUPLE_PROTO) proto(buf, pos + 4, pos + alen, t);
-            pos += align(alen);
-        }
+        NetlinkDump.attributes(buf, at, end, (type, start, stop) -> {
+            if (type == CTA_TUPLE_IP) ip(buf, start, stop, t);
+            else if (type == CTA_TUPLE_PROTO) proto(buf, start, stop, t);
+        });
         return t;
     }
 
     private static void ip(ByteBuffer buf, int at, int end, Tuple t) {
-        for (int pos = at; pos + 4 <= end; ) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            int vlen = alen - 4;
-            boolean v4 = (atype == CTA_IP_V4_SRC || atype == CTA_IP_V4_DST) && vlen == 4;
-            boolean v6 = (atype == CTA_IP_V6_SRC || atype == CTA_IP_V6_DST) && vlen == 16;
-            if (v4 || v6) {
-                byte[] v = new byte[vlen];
-                buf.get(pos + 4, v);
-                IpAddress a = IpAddress.of(v);
-                if (atype == CTA_IP_V4_SRC || atype == CTA_IP_V6_SRC) t.src = a;
-                else t.dst = a;
-            }
-            pos += align(alen);
-        }
+        NetlinkDump.attributes(buf, at, end, (type, start, stop) -> {
+            int vlen = stop - start;
+            boolean v4 = (type == CTA_IP_V4_SRC || type == CTA_IP_V4_DST) && vlen == 4;
+            boolean v6 = (type == CTA_IP_V6_SRC || type == CTA_IP_V6_DST) && vlen == 16;
+            if (!v4 && !v6) return;
+            byte[] v = new byte[vlen];
+            buf.get(start, v);
+            if (type == CTA_IP_V4_SRC || type == CTA_IP_V6_SRC) t.src = IpAddress.of(v);
+            else t.dst = IpAddress.of(v);
+        });
     }
 
     private static void proto(ByteBuffer buf, int at, int end, Tuple t) {
-        for (int pos = at; pos + 4 <= end; ) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            if (atype == CTA_PROTO_NUM && alen >= 5) t.proto = buf.get(pos + 4) & 0xff;
-            else if (atype == CTA_PROTO_SRC_PORT && alen >= 6) t.sport = be16(buf, pos + 4);
-            else if (atype == CTA_PROTO_DST_PORT && alen >= 6) t.dport = be16(buf, pos + 4);
-            pos += align(alen);
-        }
+        NetlinkDump.attributes(buf, at, end, (type, start, stop) -> {
+            if (type == CTA_PROTO_NUM && stop - start >= 1) t.proto = buf.get(start) & 0xff;
+            else if (type == CTA_PROTO_SRC_PORT && stop - start >= 2) t.sport = be16(buf, start);
+            else if (type == CTA_PROTO_DST_PORT && stop - start >= 2) t.dport = be16(buf, start);
+        });
     }
 
     private static int be16(ByteBuffer buf, int at) { return ((buf.get(at) & 0xff) << 8) | (buf.get(at + 1) & 0xff); }
 
-    private static long be32(ByteBuffer buf, int at) {
-        return ((long) (buf.get(at) & 0xff) << 24) | ((buf.get(at + 1) & 0xff) << 16)
-                | ((buf.get(at + 2) & 0xff) << 8) | (buf.get(at + 3) & 0xff);
-    }
+    private static long be32(ByteBuffer buf, int at) { return Integer.toUnsignedLong(NetlinkDump.be32(buf, at)); }
 }

@@ -10,10 +10,10 @@ import io.nftproxy.proxy.ServicePort;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Decides which UDP conntrack entries of one family outlived their endpoint, as kube-proxy's conntrack reconciler
@@ -66,19 +66,14 @@ public final class StaleFlowFilter {
         Map<Integer, Set<IpAddress>> byNodePort = new HashMap<>();
         for (ServicePort sp : state.servicePorts().values()) {
             if (sp.protocol() != Protocol.UDP) continue;
-            Set<IpAddress> serving = servingIps(state.endpointsOf(sp.name()));
+            Set<IpAddress> serving = state.endpointsOf(sp.name()).stream().filter(Endpoint::serving).map(Endpoint::ip)
+                    .collect(Collectors.toSet());
             addAll(byAddress, new AddressPort(sp.clusterIP(), sp.port()), serving);
             for (IpAddress ip : sp.externalIPs()) addAll(byAddress, new AddressPort(ip, sp.port()), serving);
             for (IpAddress ip : sp.loadBalancerIPs()) addAll(byAddress, new AddressPort(ip, sp.port()), serving);
             if (sp.nodePort() != 0) byNodePort.computeIfAbsent(sp.nodePort(), k -> new HashSet<>()).addAll(serving);
         }
         return new StaleFlowFilter(state.family(), freeze(byAddress), freeze(byNodePort));
-    }
-
-    private static Set<IpAddress> servingIps(List<Endpoint> endpoints) {
-        Set<IpAddress> out = new HashSet<>();
-        for (Endpoint e : endpoints) if (e.serving()) out.add(e.ip());
-        return out;
     }
 
     private static void addAll(Map<AddressPort, Set<IpAddress>> m, AddressPort key, Set<IpAddress> ips) {
@@ -88,9 +83,8 @@ public final class StaleFlowFilter {
     }
 
     private static <K> Map<K, Set<IpAddress>> freeze(Map<K, Set<IpAddress>> m) {
-        Map<K, Set<IpAddress>> out = new HashMap<>();
-        m.forEach((k, v) -> out.put(k, Collections.unmodifiableSet(v)));
-        return Collections.unmodifiableMap(out);
+        m.replaceAll((k, v) -> Collections.unmodifiableSet(v));
+        return Collections.unmodifiableMap(m);
     }
 
     public IpFamily family() { return family; }
@@ -117,20 +111,12 @@ public final class StaleFlowFilter {
 
     /** Whether the flow should be deleted. */
     public boolean isStale(FlowEntry flow) {
-        return isStale(flow.family(), flow.protocol(), flow.origDst(), flow.origDstPort(), flow.replySrc());
-    }
-
-    /**
-     * Whether a flow of {@code protocol} (IP protocol number) to {@code origDst:origDstPort} answered from
-     * {@code replySrc} should be deleted.
-     */
-    public boolean isStale(IpFamily flowFamily, int protocol, IpAddress origDst, int origDstPort, IpAddress replySrc) {
-        if (protocol != FlowEntry.UDP || flowFamily != family) return false;
-        Set<IpAddress> serving = byServiceAddress.get(new AddressPort(origDst, origDstPort));
+        if (flow.protocol() != FlowEntry.UDP || flow.family() != family) return false;
+        Set<IpAddress> serving = byServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
         // A flow to a service address is judged by that service alone, even if its port number is also some
         // NodePort: upstream's port-only NodePort filter would cut such a healthy flow.
-        if (serving != null) return !serving.contains(replySrc);
-        Set<IpAddress> nodePortServing = byNodePort.get(origDstPort);
-        return nodePortServing != null && !nodePortServing.contains(replySrc);
+        if (serving != null) return !serving.contains(flow.replySrc());
+        Set<IpAddress> nodePortServing = byNodePort.get(flow.origDstPort());
+        return nodePortServing != null && !nodePortServing.contains(flow.replySrc());
     }
 }

@@ -2,6 +2,7 @@ package io.nftproxy.conntrack;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.netlink.rt.NetlinkDump;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -29,7 +30,7 @@ class CtMessagesTest {
         assertTrue(len <= CtMessages.MAX_DELETE_LEN, "fits the batch buffer: " + len);
         assertEquals(0, len % 4, "aligned");
         assertEquals((1 << 8) | 2, b.getShort(4) & 0xffff, "CTNETLINK << 8 | IPCTNL_MSG_CT_DELETE");
-        assertEquals(CtMessages.NLM_F_REQUEST | CtMessages.NLM_F_ACK, b.getShort(6));
+        assertEquals(NetlinkDump.NLM_F_REQUEST | CtMessages.NLM_F_ACK, b.getShort(6));
         assertEquals(77, b.getInt(8));
         assertEquals(CtMessages.AF_INET6, b.get(16));
         // CTA_TUPLE_ORIG, nested
@@ -55,7 +56,7 @@ class CtMessagesTest {
         for (int i = 0; i < tupleLen; i++) b.put(r.get(20 + i));
         b.putInt(0, b.position());
         int done = b.position();
-        b.putInt(16).putShort((short) CtMessages.NLMSG_DONE).putShort((short) 0).putInt(9).putInt(0);
+        b.putInt(16).putShort((short) NetlinkDump.NLMSG_DONE).putShort((short) 0).putInt(9).putInt(0);
         b.flip();
 
         List<FlowEntry> out = new ArrayList<>();
@@ -71,7 +72,7 @@ class CtMessagesTest {
     @Test
     void anErrorReplyToTheDumpThrowsWithTheErrno() {
         ByteBuffer b = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder());
-        b.putInt(36).putShort((short) CtMessages.NLMSG_ERROR).putShort((short) 0).putInt(3).putInt(0).putInt(-1);
+        b.putInt(36).putShort((short) NetlinkDump.NLMSG_ERROR).putShort((short) 0).putInt(3).putInt(0).putInt(-1);
         b.put(new byte[16]).flip();
         var e = assertThrows(io.nftproxy.netlink.rt.NetlinkException.class,
                 () -> CtMessages.parseDump(b, 3, IpFamily.IPV4, new ArrayList<>()));

@@ -42,11 +42,7 @@ public final class EchoServer implements AutoCloseable {
      * such a socket as a plain IPv4 address), on {@code tcpPort} and {@code udpPort} in the namespace of {@code in}.
      */
     public static EchoServer start(NetnsThread in, String name, int tcpPort, int udpPort) throws Exception {
-        ServerSocketChannel tcp = in.call(() -> {
-            ServerSocketChannel c = ServerSocketChannel.open();
-            c.bind(new InetSocketAddress(tcpPort), 64);
-            return c;
-        });
+        ServerSocketChannel tcp = in.call(() -> ServerSocketChannel.open().bind(new InetSocketAddress(tcpPort), 64));
         DatagramChannel udp;
         try {
             udp = in.call(() -> DatagramChannel.open().bind(new InetSocketAddress(udpPort)));
@@ -59,8 +55,6 @@ public final class EchoServer implements AutoCloseable {
         s.udpLoop.start();
         return s;
     }
-
-    public String name() { return name; }
 
     private byte[] reply(InetSocketAddress peer) {
         // The project's canonical text (fd00:10::1:50), which is how address plans spell them; Java's own

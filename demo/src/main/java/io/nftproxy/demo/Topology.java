@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * A small cluster made of network namespaces, for real traffic through the proxy's rules: a node with routed
@@ -128,12 +129,9 @@ public final class Topology implements AutoCloseable {
 
     /** The pods that serve: this node's, then the remote node's. */
     public List<Host> backends() {
-        List<Host> out = new ArrayList<>(localBackends());
-        for (Pod p : plan.remoteNode().pods()) out.add(hosts.get(p.role()));
-        return out;
+        return Stream.concat(plan.node().pods().stream(), plan.remoteNode().pods().stream())
+                .map(p -> hosts.get(p.role())).toList();
     }
-
-    public List<Host> localBackends() { return plan.node().pods().stream().map(p -> hosts.get(p.role())).toList(); }
 
     /** Programs both families' tables. */
     public void program(Renderer.Rendering rendering) throws IOException {

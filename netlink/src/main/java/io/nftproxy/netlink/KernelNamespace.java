@@ -9,11 +9,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * A throwaway network namespace for kernel tests and the demo, so nothing a test does can reach the host's own ruleset,
@@ -57,12 +57,8 @@ public final class KernelNamespace implements AutoCloseable {
      */
     public static Optional<String> unavailabilityCause(String... alsoNeeded) {
         if (!isRoot()) return Optional.of("needs root (uid 0) to create network namespaces");
-        List<String> needed = new ArrayList<>(List.of("ip", "nft"));
-        needed.addAll(List.of(alsoNeeded));
-        for (String cmd : needed) {
-            if (executable(cmd).isEmpty()) return Optional.of("the " + cmd + " command is not installed");
-        }
-        return Optional.empty();
+        return Stream.concat(Stream.of("ip", "nft"), Stream.of(alsoNeeded)).filter(cmd -> executable(cmd).isEmpty())
+                .findFirst().map(cmd -> "the " + cmd + " command is not installed");
     }
 
     /** Creates {@code nftp-<tag>-<pid>-<n>}. {@code tag}: a few lowercase letters saying which test made it. */
@@ -77,8 +73,7 @@ public final class KernelNamespace implements AutoCloseable {
     public static KernelNamespace create(String tag, String suffix) throws IOException {
         if (!tag.matches("[a-z0-9]{1,8}")) throw new IllegalArgumentException("tag must be 1-8 of [a-z0-9]: " + tag);
         if (!suffix.matches("[a-z0-9][a-z0-9-]{0,31}")) throw new IllegalArgumentException("suffix must be 1-32 of [a-z0-9-]: " + suffix);
-        String cause = unavailabilityCause().orElse(null);
-        if (cause != null) throw new IllegalStateException(cause);
+        unavailabilityCause().ifPresent(cause -> { throw new IllegalStateException(cause); });
         String name = prefix(tag) + suffix;
         KernelNamespace ns = new KernelNamespace(name, executable("ip").get(), executable("nft").get());
         Result r = run(DEFAULT_TIMEOUT, null, ns.ip, "netns", "add", name);
@@ -104,11 +99,7 @@ public final class KernelNamespace implements AutoCloseable {
      */
     public static List<String> deleteExisting(String tag) throws IOException {
         List<String> names = existing(tag);
-        String ip = executable("ip").orElseThrow();
-        for (String n : names) {
-            Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", n);
-            if (!r.ok()) throw new IOException("ip netns del " + n + " failed: " + r.stderr().strip());
-        }
+        for (String n : names) delete(executable("ip").orElseThrow(), n);
         return names;
     }
 
@@ -117,9 +108,7 @@ public final class KernelNamespace implements AutoCloseable {
     /** Runs {@code command} inside the namespace, with {@code stdin} (or none) and a timeout. */
     public Result exec(Duration timeout, String stdin, String... command) throws IOException {
         if (closed) throw new IllegalStateException("namespace " + name + " is closed");
-        List<String> argv = new ArrayList<>(List.of(ip, "netns", "exec", name));
-        argv.addAll(List.of(command));
-        return run(timeout, stdin, argv.toArray(String[]::new));
+        return run(timeout, stdin, Stream.concat(Stream.of(ip, "netns", "exec", name), Stream.of(command)).toArray(String[]::new));
     }
 
     /** Runs {@code command} inside the namespace and returns its stdout; throws with its stderr unless it exits 0. */
@@ -136,9 +125,7 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** {@code ip -n NAME args...}: stdout, or an exception with ip's message. */
     public String ip(String... args) throws IOException {
-        List<String> argv = new ArrayList<>(List.of(ip, "-n", name));
-        argv.addAll(List.of(args));
-        Result r = run(DEFAULT_TIMEOUT, null, argv.toArray(String[]::new));
+        Result r = run(DEFAULT_TIMEOUT, null, Stream.concat(Stream.of(ip, "-n", name), Stream.of(args)).toArray(String[]::new));
         if (!r.ok()) throw new IOException("ip -n " + name + " " + String.join(" ", args) + " failed: " + r.stderr().strip());
         return r.stdout();
     }
@@ -166,9 +153,7 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** Runs nft with the given arguments and returns stdout; throws on failure. */
     public String nftOut(String... args) throws IOException {
-        List<String> argv = new ArrayList<>(List.of(nft));
-        argv.addAll(List.of(args));
-        Result r = exec(DEFAULT_TIMEOUT, null, argv.toArray(String[]::new));
+        Result r = exec(DEFAULT_TIMEOUT, null, Stream.concat(Stream.of(nft), Stream.of(args)).toArray(String[]::new));
         if (!r.ok()) throw new IOException("nft " + String.join(" ", args) + " failed in " + name + ": " + r.stderr().strip());
         return r.stdout();
     }
@@ -177,6 +162,10 @@ public final class KernelNamespace implements AutoCloseable {
     @Override public void close() throws IOException {
         if (closed) return;
         closed = true;
+        delete(ip, name);
+    }
+
+    private static void delete(String ip, String name) throws IOException {
         Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", name);
         if (!r.ok()) throw new IOException("ip netns del " + name + " failed: " + r.stderr().strip());
     }
@@ -240,15 +229,9 @@ public final class KernelNamespace implements AutoCloseable {
 
     /** The absolute path of {@code cmd}, looked up in PATH and the sbin directories root's PATH may lack. */
     public static Optional<String> executable(String cmd) {
-        List<String> dirs = new ArrayList<>();
         String path = System.getenv("PATH");
-        if (path != null) dirs.addAll(List.of(path.split(File.pathSeparator)));
-        dirs.addAll(SBIN);
-        for (String d : dirs) {
-            if (d.isEmpty()) continue;
-            Path p = Path.of(d, cmd);
-            if (Files.isRegularFile(p) && Files.isExecutable(p)) return Optional.of(p.toString());
-        }
-        return Optional.empty();
+        return Stream.concat(path == null ? Stream.empty() : Stream.of(path.split(File.pathSeparator)), SBIN.stream())
+                .filter(d -> !d.isEmpty()).map(d -> Path.of(d, cmd))
+                .filter(p -> Files.isRegularFile(p) && Files.isExecutable(p)).map(Path::toString).findFirst();
     }
 }

@@ -3,7 +3,6 @@ package io.nftproxy.netlink;
 import java.io.IOException;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -81,20 +80,11 @@ public final class NetnsThread implements AutoCloseable {
 
     private static NetnsThread startThread(String netns, String name) throws IOException {
         NetnsThread t = new NetnsThread(netns, name);
-        CompletableFuture<Void> joined = new CompletableFuture<>();
-        t.tasks.add(new FutureTask<>(() -> {
+        FutureTask<Void> joined = new FutureTask<>(() -> {
             if (netns != null) join(netns);
             return null;
-        }) {
-            @Override protected void done() {
-                try {
-                    get();
-                    joined.complete(null);
-                } catch (Exception e) {
-                    joined.completeExceptionally(e instanceof ExecutionException ? e.getCause() : e);
-                }
-            }
         });
+        t.tasks.add(joined);
         t.thread.start();
         try {
             joined.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -114,13 +104,13 @@ public final class NetnsThread implements AutoCloseable {
     }
 
     private static void join(String netns) throws IOException {
-        NamespaceLibC libc = NamespaceLibC.Holder.LIBC;
+        LibC libc = LibC.Holder.LIBC;
         String path = "/run/netns/" + netns;
-        int fd = libc.open(path, NamespaceLibC.O_RDONLY | NamespaceLibC.O_CLOEXEC);
-        if (fd < 0) throw new IOException("open " + path + ": " + NamespaceLibC.Holder.describe(NamespaceLibC.Holder.errno()));
+        int fd = libc.open(path, LibC.O_RDONLY | LibC.O_CLOEXEC);
+        if (fd < 0) throw new IOException("open " + path + ": " + LibC.Holder.describe(LibC.Holder.errno()));
         try {
-            if (libc.setns(fd, NamespaceLibC.CLONE_NEWNET) != 0) {
-                throw new IOException("setns " + path + ": " + NamespaceLibC.Holder.describe(NamespaceLibC.Holder.errno()));
+            if (libc.setns(fd, LibC.CLONE_NEWNET) != 0) {
+                throw new IOException("setns " + path + ": " + LibC.Holder.describe(LibC.Holder.errno()));
             }
         } finally {
             libc.close(fd);
@@ -134,7 +124,6 @@ public final class NetnsThread implements AutoCloseable {
             try {
                 task = tasks.take();
             } catch (InterruptedException e) {
-                synchronized (lock) { closed = true; }
                 break;
             }
             if (task == POISON) break;

@@ -1,12 +1,12 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.config.LocalDetection;
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.conntrack.ConntrackLister;
 import io.nftproxy.conntrack.FlowEntry;
 import io.nftproxy.conntrack.ServiceFlow;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkException;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ServicePortName;
 import io.nftproxy.render.Renderer;
@@ -74,7 +74,7 @@ public final class ConntrackCommand implements Callable<Integer> {
         try {
             flows = netns == null ? read.call() : NetnsThread.callIn(netns, read);
         } catch (Exception e) {
-            if (e instanceof NetlinkException ne && (ne.errno() == NetlinkLibC.EPERM)) {
+            if (e instanceof NetlinkException ne && (ne.errno() == LibC.EPERM)) {
                 err.println("nftproxy: cannot read the conntrack table: permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
                 return ExitCodes.PERMISSION_DENIED;
             }

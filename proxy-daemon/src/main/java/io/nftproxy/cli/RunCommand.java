@@ -79,8 +79,7 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
-    static final ClientFactory KERNEL = (mode, netns, childStarted) -> netns == null
-            ? NftClients.create(mode, childStarted) : NftClients.createInNamespace(mode, netns, childStarted);
+    static final ClientFactory KERNEL = NftClients::createInNamespace;
 
     static final Function<String, ConntrackSysctls.Access> KERNEL_SYSCTLS =
             netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);

@@ -51,16 +51,6 @@ public final class SdNotify {
     }
 
     private static Optional<UnixSocketAddress> parseSocket(String name) {
-        try {
-            return parseSocketAddress(name);
-        } catch (RuntimeException | LinkageError e) {
-            // jnr's native stub could not load (noexec /tmp for jffi, an unknown platform): run without systemd.
-            LOG.warn("cannot use NOTIFY_SOCKET {}: {}; systemd notifications disabled", name, e.toString());
-            return Optional.empty();
-        }
-    }
-
-    private static Optional<UnixSocketAddress> parseSocketAddress(String name) {
         if (name.isEmpty()) {
             return Optional.empty();
         }
@@ -70,16 +60,19 @@ public final class SdNotify {
             LOG.warn("NOTIFY_SOCKET {} is not ASCII; systemd notifications disabled", name);
             return Optional.empty();
         }
-        if (name.charAt(0) == '@') {
+        if (name.charAt(0) != '@' && name.charAt(0) != '/') {
+            // e.g. systemd 253's "vsock:CID:PORT", used to notify a VM's host; a node proxy never runs that way.
+            LOG.warn("NOTIFY_SOCKET {} is neither a path nor an abstract name; systemd notifications disabled", name);
+            return Optional.empty();
+        }
+        try {
             // Abstract namespace (systemd --user, some containers): '@' stands for the leading NUL byte.
-            return Optional.of(new UnixSocketAddress('\0' + name.substring(1)));
+            return Optional.of(new UnixSocketAddress(name.charAt(0) == '@' ? '\0' + name.substring(1) : name));
+        } catch (RuntimeException | LinkageError e) {
+            // jnr's native stub could not load (noexec /tmp for jffi, an unknown platform): run without systemd.
+            LOG.warn("cannot use NOTIFY_SOCKET {}: {}; systemd notifications disabled", name, e.toString());
+            return Optional.empty();
         }
-        if (name.charAt(0) == '/') {
-            return Optional.of(new UnixSocketAddress(name));
-        }
-        // e.g. systemd 253's "vsock:CID:PORT", used to notify a VM's host; a node proxy never runs that way.
-        LOG.warn("NOTIFY_SOCKET {} is neither a path nor an abstract name; systemd notifications disabled", name);
-        return Optional.empty();
     }
 
     /** Whether notifications go anywhere, i.e. we were started by systemd with {@code Type=notify}. */

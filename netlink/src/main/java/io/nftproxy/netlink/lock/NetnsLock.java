@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.lock;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.Callable;
 
 /**
  * One writer per table: an exclusive lock held for as long as the daemon runs, scoped to its network namespace.
@@ -55,14 +57,7 @@ public final class NetnsLock implements AutoCloseable {
      * @throws IOException   when the socket cannot be made at all
      */
     public static NetnsLock acquire(String netns) throws IOException {
-        try {
-            int fd = netns == null ? bindListener(NAME) : NetnsThread.callIn(netns, () -> bindListener(NAME));
-            return new NetnsLock(fd);
-        } catch (IOException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("cannot take the network namespace lock @" + NAME + ": " + e.getMessage(), e);
-        }
+        return new NetnsLock(inNetns(netns, () -> bindListener(NAME), "take"));
     }
 
     /**
@@ -70,72 +65,75 @@ public final class NetnsLock implements AutoCloseable {
      * process, or empty when nobody does. A holder whose backlog is full still counts as holding it.
      */
     public static java.util.Optional<String> holder(String netns) throws IOException {
+        return inNetns(netns, NetnsLock::holder, "look for");
+    }
+
+    /** {@code task} in {@code netns} (null: here); any failure but an IOException is wrapped in one saying {@code what}. */
+    private static <T> T inNetns(String netns, Callable<T> task, String what) throws IOException {
         try {
-            return netns == null ? holder() : NetnsThread.callIn(netns, NetnsLock::holder);
+            return netns == null ? task.call() : NetnsThread.callIn(netns, task);
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {
-            throw new IOException("cannot look for the network namespace lock @" + NAME + ": " + e.getMessage(), e);
+            throw new IOException("cannot " + what + " the network namespace lock @" + NAME + ": " + e.getMessage(), e);
         }
     }
 
     private static java.util.Optional<String> holder() throws IOException {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
-        int fd = c.socket(UnixSocketLibC.AF_UNIX,
-                UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC | UnixSocketLibC.SOCK_NONBLOCK, 0);
-        if (fd < 0) throw new IOException("socket(AF_UNIX): " + UnixSocketLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
+        LibC c = LibC.Holder.LIBC;
+        int fd = c.socket(LibC.AF_UNIX, LibC.SOCK_STREAM | LibC.SOCK_CLOEXEC | LibC.SOCK_NONBLOCK, 0);
+        if (fd < 0) throw new IOException("socket(AF_UNIX): " + LibC.Holder.describe(LibC.Holder.errno()));
         int errno;
         try {
             ByteBuffer addr = address(NAME);
             if (c.connect(fd, addr, addr.remaining()) == 0) return java.util.Optional.of(describeProcess(peerPid(fd)));
-            errno = UnixSocketLibC.Holder.errno();
+            errno = LibC.Holder.errno();
         } finally {
             c.close(fd);
         }
         // Nobody listens: refused. Anything else (EAGAIN: a full backlog) means someone does.
-        if (errno == UnixSocketLibC.ECONNREFUSED) return java.util.Optional.empty();
-        return java.util.Optional.of(describeProcess(0) + " (" + UnixSocketLibC.Holder.describe(errno) + ")");
+        if (errno == LibC.ECONNREFUSED) return java.util.Optional.empty();
+        return java.util.Optional.of(describeProcess(0) + " (" + LibC.Holder.describe(errno) + ")");
     }
 
     private static long peerPid(int fd) {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        LibC c = LibC.Holder.LIBC;
         ByteBuffer cred = ByteBuffer.allocateDirect(12).order(ByteOrder.nativeOrder());
         ByteBuffer len = ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder());
         len.putInt(0, 12);
-        if (c.getsockopt(fd, UnixSocketLibC.SOL_SOCKET, UnixSocketLibC.SO_PEERCRED, cred, len) != 0) return 0;
+        if (c.getsockopt(fd, LibC.SOL_SOCKET, LibC.SO_PEERCRED, cred, len) != 0) return 0;
         return Integer.toUnsignedLong(cred.getInt(0));
     }
 
     static int bindListener(String name) throws IOException {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
-        int fd = c.socket(UnixSocketLibC.AF_UNIX, UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC, 0);
-        if (fd < 0) throw new IOException("socket(AF_UNIX): " + UnixSocketLibC.Holder.describe(UnixSocketLibC.Holder.errno()));
+        LibC c = LibC.Holder.LIBC;
+        int fd = c.socket(LibC.AF_UNIX, LibC.SOCK_STREAM | LibC.SOCK_CLOEXEC, 0);
+        if (fd < 0) throw new IOException("socket(AF_UNIX): " + LibC.Holder.describe(LibC.Holder.errno()));
         ByteBuffer addr = address(name);
         if (c.bind(fd, addr, addr.remaining()) != 0) {
-            int errno = UnixSocketLibC.Holder.errno();
+            int errno = LibC.Holder.errno();
             c.close(fd);
-            if (errno == UnixSocketLibC.EADDRINUSE) {
+            if (errno == LibC.EADDRINUSE) {
                 long pid = holderPid(name);
                 throw new HeldException("another nftproxy already writes the tables of this network namespace ("
                         + describeProcess(pid) + " holds @" + name + "); two writers would rewrite each other's "
                         + "tables without end. Stop it first, or run this one in another network namespace", pid);
             }
-            throw new IOException("bind(@" + name + "): " + UnixSocketLibC.Holder.describe(errno));
+            throw new IOException("bind(@" + name + "): " + LibC.Holder.describe(errno));
         }
         if (c.listen(fd, 16) != 0) {
-            int errno = UnixSocketLibC.Holder.errno();
+            int errno = LibC.Holder.errno();
             c.close(fd);
-            throw new IOException("listen(@" + name + "): " + UnixSocketLibC.Holder.describe(errno));
+            throw new IOException("listen(@" + name + "): " + LibC.Holder.describe(errno));
         }
         return fd;
     }
 
     /** The holder's pid from a connection to it, or 0 when it cannot be learnt. */
     static long holderPid(String name) {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        LibC c = LibC.Holder.LIBC;
         // Non-blocking: a holder whose backlog is full must not hang our start.
-        int fd = c.socket(UnixSocketLibC.AF_UNIX,
-                UnixSocketLibC.SOCK_STREAM | UnixSocketLibC.SOCK_CLOEXEC | UnixSocketLibC.SOCK_NONBLOCK, 0);
+        int fd = c.socket(LibC.AF_UNIX, LibC.SOCK_STREAM | LibC.SOCK_CLOEXEC | LibC.SOCK_NONBLOCK, 0);
         if (fd < 0) return 0;
         try {
             ByteBuffer addr = address(name);
@@ -164,18 +162,18 @@ public final class NetnsLock implements AutoCloseable {
     private static ByteBuffer address(String name) {
         byte[] n = name.getBytes(StandardCharsets.US_ASCII);
         ByteBuffer b = ByteBuffer.allocateDirect(2 + 1 + n.length).order(ByteOrder.nativeOrder());
-        b.putShort((short) UnixSocketLibC.AF_UNIX).put((byte) 0).put(n);
+        b.putShort((short) LibC.AF_UNIX).put((byte) 0).put(n);
         b.flip();
         return b;
     }
 
     private void acceptLoop() {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        LibC c = LibC.Holder.LIBC;
         while (true) {
             int conn = c.accept(fd, null, null);
             if (conn >= 0) {
                 c.close(conn);
-            } else if (UnixSocketLibC.Holder.errno() != UnixSocketLibC.EINTR) {
+            } else if (LibC.Holder.errno() != LibC.EINTR) {
                 return;   // shut down by close()
             }
         }
@@ -183,9 +181,9 @@ public final class NetnsLock implements AutoCloseable {
 
     /** Releases the lock; another daemon may take it from now on. */
     @Override public void close() {
-        UnixSocketLibC c = UnixSocketLibC.Holder.LIBC;
+        LibC c = LibC.Holder.LIBC;
         // shutdown wakes the acceptor's blocking accept(); close alone would not.
-        c.shutdown(fd, UnixSocketLibC.SHUT_RDWR);
+        c.shutdown(fd, LibC.SHUT_RDWR);
         try {
             acceptor.join(2000);
         } catch (InterruptedException e) {

@@ -27,9 +27,6 @@ public enum NftMessage {
 
     NftMessage(int code) { this.code = code; }
 
-    /** The kernel's {@code NFT_MSG_*} value. */
-    public int code() { return code; }
-
     /** The {@code nlmsg_type} on the wire. */
     public int wireType() { return NFNL_SUBSYS_NFTABLES << 8 | code; }
 

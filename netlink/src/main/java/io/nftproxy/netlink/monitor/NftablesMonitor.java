@@ -1,8 +1,8 @@
 package io.nftproxy.netlink.monitor;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkException;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.nft.TableContent;
 
@@ -32,8 +32,8 @@ import java.util.function.IntPredicate;
  * resync covers it.
  *
  * <p>Every notification in the namespace passes through the reader, our own commits included, so a large own
- * commit (a cold start) can overrun the queue and cause one unnecessary resync; a bigger
- * {@linkplain Builder#receiveBufferBytes receive buffer} makes that rarer.
+ * commit (a cold start) can overrun the queue and cause one unnecessary resync; the 8 MiB receive buffer makes that
+ * rare.
  *
  * <p>The subscription is active when {@link Builder#start} returns: any commit after that is seen.
  */
@@ -52,11 +52,8 @@ public final class NftablesMonitor implements AutoCloseable {
     private final BlockingQueue<TableChange> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
     private final AtomicBoolean backlogDropped = new AtomicBoolean();
     private final AtomicLong overruns = new AtomicLong();
-    private final AtomicLong delivered = new AtomicLong();
-    private final AtomicLong listenerFailures = new AtomicLong();
     private final Thread reader;
     private final Thread dispatcher;
-    private final String netns;
     private final CountDownLatch readerGate;
     private volatile boolean stopping;
     private volatile Exception failure;
@@ -65,9 +62,8 @@ public final class NftablesMonitor implements AutoCloseable {
         this.socket = socket;
         this.assembler = new TransactionAssembler(b.table, b.ownPids, b.reportOwn, b.ledger);
         this.listener = listener;
-        this.netns = b.netns;
         this.readerGate = b.readerGate;
-        String suffix = netns == null ? "" : "-" + netns;
+        String suffix = b.netns == null ? "" : "-" + b.netns;
         this.reader = new Thread(this::read, "nft-monitor" + suffix);
         this.dispatcher = new Thread(this::dispatch, "nft-monitor-listener" + suffix);
         reader.setDaemon(true);
@@ -99,13 +95,6 @@ public final class NftablesMonitor implements AutoCloseable {
 
         /** Also deliver our own transactions, as {@link TableChange.Origin#OWN}; default false. */
         public Builder reportOwnChanges(boolean report) { this.reportOwn = report; return this; }
-
-        /** The socket's receive queue; default 8 MiB. */
-        public Builder receiveBufferBytes(int bytes) {
-            if (bytes < 64 << 10) throw new IllegalArgumentException("receive buffer below 64 KiB: " + bytes);
-            this.receiveBuffer = bytes;
-            return this;
-        }
 
         /** Any receive buffer, the kernel's minimum included: a test's way to overflow with a small commit. */
         Builder receiveBufferBytesForTest(int bytes) {
@@ -141,16 +130,11 @@ public final class NftablesMonitor implements AutoCloseable {
     }
 
     private static NetlinkSocket open(int receiveBuffer) throws IOException {
-        NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER);
-        try {
+        return NetlinkSocket.open(LibC.NETLINK_NETFILTER, s -> {
             s.setReceiveBuffer(receiveBuffer);
             s.setReceiveTimeout(POLL_MILLIS);
             s.joinGroup(NFNLGRP_NFTABLES);
-            return s;
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
+        });
     }
 
     private void read() {
@@ -216,53 +200,29 @@ public final class NftablesMonitor implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            if (c != null) deliver(c);
+            if (c != null) callListener(() -> listener.onTableChange(c));
             if (backlogDropped.getAndSet(false)) {
-                deliver(TableChange.unknown("listener fell behind; " + QUEUE_CAPACITY + " changes queued", System.nanoTime()));
+                TableChange behind = TableChange.unknown("listener fell behind; " + QUEUE_CAPACITY + " changes queued", System.nanoTime());
+                callListener(() -> listener.onTableChange(behind));
             }
             if (c == null && !reader.isAlive() && queue.isEmpty()) {
                 Exception f = failure;
-                if (f != null && !stopping) notifyFailure(f);
+                if (f != null && !stopping) callListener(() -> listener.onMonitorFailed(f));
                 return;
             }
         }
     }
 
-    private void deliver(TableChange c) {
+    private static void callListener(Runnable call) {
         try {
-            listener.onTableChange(c);
-            delivered.incrementAndGet();
+            call.run();
         } catch (RuntimeException e) {
             // The listener owns its error handling; one bad delivery must not stop the next.
-            listenerFailures.incrementAndGet();
         }
     }
-
-    private void notifyFailure(Exception f) {
-        try {
-            listener.onMonitorFailed(f);
-        } catch (RuntimeException e) {
-            listenerFailures.incrementAndGet();
-        }
-    }
-
-    /** Whether the reader is still reading notifications. */
-    public boolean isRunning() { return reader.isAlive() && !stopping; }
-
-    /** Why the reader stopped, if it failed; null while running or after a clean close. */
-    public Exception failure() { return failure; }
 
     /** How many times the kernel reported dropped notifications. */
     public long overruns() { return overruns.get(); }
-
-    /** How many changes the listener accepted without throwing. */
-    public long delivered() { return delivered.get(); }
-
-    /** How many deliveries threw. */
-    public long listenerFailures() { return listenerFailures.get(); }
-
-    /** The namespace watched, or null for the JVM's. */
-    public String netns() { return netns; }
 
     /**
      * Stops reading and delivering; returns within about {@value #POLL_MILLIS} ms plus the listener's current

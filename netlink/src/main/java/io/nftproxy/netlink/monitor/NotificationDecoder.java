@@ -1,5 +1,9 @@
 package io.nftproxy.netlink.monitor;
 
+import io.nftproxy.netlink.rt.NetlinkDump;
+
+import static io.nftproxy.netlink.rt.NetlinkDump.NLMSG_HDRLEN;
+
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -10,14 +14,12 @@ import java.util.List;
  * generation, PID and process name of {@code NEWGEN}. Pure; messages of other subsystems are skipped.
  */
 final class NotificationDecoder {
-    static final int NLMSG_HDRLEN = 16;
     static final int NFGENMSG_LEN = 4;
     /** {@code NFTA_TABLE_NAME}, {@code NFTA_CHAIN_TABLE}, {@code NFTA_RULE_TABLE}, {@code NFTA_SET_TABLE}, ...: all 1. */
     static final int NFTA_OBJECT_TABLE = 1;
     static final int NFTA_GEN_ID = 1;
     static final int NFTA_GEN_PROC_PID = 2;
     static final int NFTA_GEN_PROC_NAME = 3;
-    private static final int NLA_TYPE_MASK = 0x3fff; // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
 
     private NotificationDecoder() {}
 
@@ -38,38 +40,27 @@ final class NotificationDecoder {
             if (m != null && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
                 out.add(notification(buf, m, pos + NLMSG_HDRLEN, pos + len));
             }
-            pos += align(len);
+            pos += NetlinkDump.align(len);
         }
     }
 
     private static Notification notification(ByteBuffer buf, NftMessage m, int at, int end) {
-        int family = buf.get(at) & 0xff;
-        String table = null;
-        long generation = -1;
-        int pid = 0;
-        String name = "";
-        int pos = at + NFGENMSG_LEN;
-        while (pos + 4 <= end) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int type = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            int payload = alen - 4;
+        String[] table = {null};
+        long[] generation = {-1};
+        int[] pid = {0};
+        String[] name = {""};
+        NetlinkDump.attributes(buf, at + NFGENMSG_LEN, end, (type, start, stop) -> {
             if (m == NftMessage.NEWGEN) {
                 // NLA_U32 attributes of nf_tables are big-endian (nla_put_be32)
-                if (type == NFTA_GEN_ID && payload == 4) generation = Integer.toUnsignedLong(bigEndianInt(buf, pos + 4));
-                else if (type == NFTA_GEN_PROC_PID && payload == 4) pid = bigEndianInt(buf, pos + 4);
-                else if (type == NFTA_GEN_PROC_NAME) name = string(buf, pos + 4, payload);
+                if (type == NFTA_GEN_ID && stop - start == 4) generation[0] = Integer.toUnsignedLong(NetlinkDump.be32(buf, start));
+                else if (type == NFTA_GEN_PROC_PID && stop - start == 4) pid[0] = NetlinkDump.be32(buf, start);
+                else if (type == NFTA_GEN_PROC_NAME) name[0] = string(buf, start, stop - start);
             } else if (type == NFTA_OBJECT_TABLE) {
-                table = string(buf, pos + 4, payload);
+                table[0] = string(buf, start, stop - start);
             }
-            pos += align(alen);
-        }
-        return m == NftMessage.NEWGEN ? Notification.generation(generation, pid, name) : Notification.object(m, family, table);
-    }
-
-    /** The four bytes at {@code at} in network order, whatever the buffer's order. */
-    private static int bigEndianInt(ByteBuffer buf, int at) {
-        return (buf.get(at) & 0xff) << 24 | (buf.get(at + 1) & 0xff) << 16 | (buf.get(at + 2) & 0xff) << 8 | (buf.get(at + 3) & 0xff);
+        });
+        return m == NftMessage.NEWGEN ? Notification.generation(generation[0], pid[0], name[0])
+                : Notification.object(m, buf.get(at) & 0xff, table[0]);
     }
 
     /** A NUL-terminated netlink string. */
@@ -80,6 +71,4 @@ final class NotificationDecoder {
         buf.get(at, b);
         return new String(b, StandardCharsets.UTF_8);
     }
-
-    private static int align(int len) { return (len + 3) & ~3; }
 }

@@ -10,7 +10,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -19,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.LongConsumer;
+import java.util.stream.Stream;
 
 /**
  * {@link NftClient} that runs the {@code nft} binary: {@code nft -f -} with the script on stdin. The fallback
@@ -45,10 +45,8 @@ public final class ExecNftClient implements NftClient {
     private final LongConsumer childStarted;
     private volatile Capabilities capabilities;
 
-    /** @param nft the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]} */
-    public ExecNftClient(List<String> nft, Duration timeout) { this(nft, timeout, pid -> {}); }
-
     /**
+     * @param nft          the argument vector that runs nft, e.g. {@code [nft]} or {@code [ip, netns, exec, NS, nft]}
      * @param childStarted told each child's PID after it started and before it is given its script, so before it
      *                     can commit anything; for telling our commits from others' in the change monitor
      *                     ({@code OwnProcesses::registerChild}). {@code ip netns exec} execs nft in place, so the PID
@@ -61,9 +59,6 @@ public final class ExecNftClient implements NftClient {
         this.timeout = timeout;
         this.childStarted = java.util.Objects.requireNonNull(childStarted, "childStarted");
     }
-
-    /** {@code nft} from PATH with the default timeout. */
-    public ExecNftClient() { this(List.of("nft"), DEFAULT_TIMEOUT); }
 
     /** {@code ip netns exec NAME nft}: nft inside a named network namespace. */
     public static ExecNftClient inNamespace(String netns, Duration timeout) {
@@ -86,12 +81,8 @@ public final class ExecNftClient implements NftClient {
     }
 
     @Override public Capabilities capabilities() {
-        Capabilities c = capabilities;
-        if (c == null) {
-            c = CapabilitiesProbe.probe(this);
-            capabilities = c;
-        }
-        return c;
+        if (capabilities == null) capabilities = CapabilitiesProbe.probe(this);
+        return capabilities;
     }
 
     /** Runs a raw script with {@code nft -f -}; for probes and tests, not for table changes. */
@@ -117,8 +108,7 @@ public final class ExecNftClient implements NftClient {
      * NftException classified from stderr.
      */
     private String run(String stdin, String context, String... args) {
-        List<String> argv = new ArrayList<>(nft);
-        argv.addAll(List.of(args));
+        List<String> argv = Stream.concat(nft.stream(), Stream.of(args)).toList();
         ProcessBuilder pb = new ProcessBuilder(argv);
         if (stdin == null) pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         Process p;
@@ -152,14 +142,12 @@ public final class ExecNftClient implements NftClient {
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
-            throw failed(context + ": interrupted", e);
+            throw NftException.failed(context + ": interrupted", e);
         } catch (ExecutionException | TimeoutException e) {
             p.destroyForcibly();
-            throw failed(context + ": could not talk to " + argv.get(0), e);
+            throw NftException.failed(context + ": could not talk to " + argv.get(0), e);
         }
     }
-
-    private static NftException failed(String msg, Exception cause) { return NftException.failed(msg, cause); }
 
     private static void write(OutputStream os, String s) {
         try (os) {

@@ -22,8 +22,6 @@ public interface LibNftables {
 
     int nft_ctx_buffer_output(Pointer ctx);
 
-    int nft_ctx_unbuffer_output(Pointer ctx);
-
     int nft_ctx_buffer_error(Pointer ctx);
 
     @Encoding("UTF-8")

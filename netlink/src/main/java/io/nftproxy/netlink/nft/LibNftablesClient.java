@@ -30,8 +30,7 @@ public final class LibNftablesClient implements NftClient {
 
     /** A client for the JVM's own network namespace. */
     public static LibNftablesClient create() {
-        NetnsThread t = NetnsThread.host("nft-ctx");
-        return construct(t);
+        return construct(NetnsThread.host("nft-ctx"));
     }
 
     /**
@@ -39,8 +38,7 @@ public final class LibNftablesClient implements NftClient {
      * {@code /run/netns/NAME}. The rest of the JVM stays in its namespace.
      */
     public static LibNftablesClient inNamespace(String netns) throws IOException {
-        NetnsThread t = NetnsThread.start(netns);
-        return construct(t);
+        return construct(NetnsThread.start(netns));
     }
 
     private static LibNftablesClient construct(NetnsThread t) {
@@ -70,19 +68,12 @@ public final class LibNftablesClient implements NftClient {
     }
 
     @Override public Capabilities capabilities() {
-        Capabilities c = capabilities;
-        if (c == null) {
-            c = on(() -> CapabilitiesProbe.probe(ctx));
-            capabilities = c;
-        }
-        return c;
+        if (capabilities == null) capabilities = on(() -> CapabilitiesProbe.probe(ctx));
+        return capabilities;
     }
 
     /** Runs a raw script through this client's ctx; for probes and tests, not for table changes. */
     public String run(String script) { return on(() -> ctx.run(script)); }
-
-    /** Validates a raw script as {@code nft -c} does; nothing is committed. */
-    public void check(String script) { on(() -> { ctx.check(script); return null; }); }
 
     @Override public String describe() {
         String ns = thread.netns() == null ? "host netns" : "netns " + thread.netns();

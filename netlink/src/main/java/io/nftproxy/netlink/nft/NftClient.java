@@ -10,7 +10,7 @@ import io.nftproxy.net.IpFamily;
 /**
  * The one seam between the proxy and the kernel's nftables. Implementations: {@link LibNftablesClient}
  * (in-process), {@link ExecNftClient} ({@code nft -f -}), and an in-memory fake for tests. Pick one with
- * {@link NftClients#create}.
+ * {@link NftClients#createInNamespace}.
  *
  * <p>Every failure is an {@link NftException}; test its {@link NftException#kind()}.
  */

@@ -1,7 +1,9 @@
 package io.nftproxy.netlink.nft;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
+import java.util.function.LongConsumer;
 
 /**
  * Chooses the {@link NftClient} implementation. Semantics of the modes:
@@ -32,47 +34,29 @@ public final class NftClients {
     /** The client chosen and, in one sentence, why. */
     public record Selection(NftClient client, String reason) {}
 
-    /** A client for the JVM's own network namespace. */
-    public static Selection create(Mode mode) { return create(mode, pid -> {}); }
-
-    /**
-     * As {@link #create(Mode)}; {@code childStarted} hears the pid of every nft child the exec client starts, so the
-     * change monitor can tell our own commits from anyone else's.
-     */
-    public static Selection create(Mode mode, java.util.function.LongConsumer childStarted) {
-        ExecNftClient exec = new ExecNftClient(java.util.List.of("nft"), ExecNftClient.DEFAULT_TIMEOUT, childStarted);
-        if (mode == Mode.EXEC) return new Selection(exec, "nft mode exec: running the nft binary");
-        if (NftLibrary.isAvailable()) {
-            return new Selection(LibNftablesClient.create(),
-                    "nft mode " + mode.flagValue() + ": libnftables loaded in-process (" + NftLibrary.SONAME + ")");
-        }
-        if (mode == Mode.LIBRARY) NftLibrary.get(); // throws UNSUPPORTED with the cause
-        return new Selection(exec, "nft mode auto: libnftables unavailable ("
-                + NftLibrary.unavailabilityCause() + "), falling back to the nft binary");
-    }
-
-    public static Selection create(String mode) { return create(Mode.parse(mode)); }
-
-    /**
-     * A client bound to the named network namespace ({@code /run/netns/NAME}): the library client on a thread that
-     * joined it, or {@code ip netns exec NAME nft}. The JVM's other threads stay where they are.
-     */
+    /** As {@link #createInNamespace(Mode, String, LongConsumer)}, telling nobody of nft children. */
     public static Selection createInNamespace(Mode mode, String netns) throws IOException {
         return createInNamespace(mode, netns, pid -> {});
     }
 
-    /** As {@link #createInNamespace(Mode, String)}, reporting nft children as {@link #create(Mode, java.util.function.LongConsumer)} does. */
-    public static Selection createInNamespace(Mode mode, String netns, java.util.function.LongConsumer childStarted) throws IOException {
-        if (mode == Mode.EXEC) {
-            return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted),
-                    "nft mode exec: running the nft binary in netns " + netns);
+    /**
+     * A client bound to the named network namespace ({@code /run/netns/NAME}), or to the JVM's own when {@code netns}
+     * is null: the library client on a thread that joined it, or {@code ip netns exec NAME nft}. The JVM's other
+     * threads stay where they are. {@code childStarted} hears the pid of every nft child the exec client starts, so
+     * the change monitor can tell our own commits from anyone else's.
+     */
+    public static Selection createInNamespace(Mode mode, String netns, LongConsumer childStarted) throws IOException {
+        String in = netns == null ? "" : " in netns " + netns;
+        if (mode != Mode.EXEC && NftLibrary.isAvailable()) {
+            return new Selection(netns == null ? LibNftablesClient.create() : LibNftablesClient.inNamespace(netns),
+                    "nft mode " + mode.flagValue() + ": libnftables loaded in-process (" + NftLibrary.SONAME + ")"
+                            + (netns == null ? "" : ", netns " + netns));
         }
-        if (NftLibrary.isAvailable()) {
-            return new Selection(LibNftablesClient.inNamespace(netns), "nft mode " + mode.flagValue()
-                    + ": libnftables loaded in-process (" + NftLibrary.SONAME + "), netns " + netns);
-        }
-        if (mode == Mode.LIBRARY) NftLibrary.get();
-        return new Selection(ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted), "nft mode auto: libnftables "
-                + "unavailable (" + NftLibrary.unavailabilityCause() + "), falling back to the nft binary in netns " + netns);
+        if (mode == Mode.LIBRARY) NftLibrary.get(); // throws UNSUPPORTED with the cause
+        ExecNftClient exec = netns == null ? new ExecNftClient(List.of("nft"), ExecNftClient.DEFAULT_TIMEOUT, childStarted)
+                : ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted);
+        if (mode == Mode.EXEC) return new Selection(exec, "nft mode exec: running the nft binary" + in);
+        return new Selection(exec, "nft mode auto: libnftables unavailable ("
+                + NftLibrary.unavailabilityCause() + "), falling back to the nft binary" + in);
     }
 }

@@ -82,19 +82,14 @@ public final class NftException extends RuntimeException {
         }
         String failing = null;
         if (end >= 0 && end < text.length()) {
-            String rest = text.substring(end).stripLeading();
-            int nl = rest.indexOf('\n');
-            failing = (nl < 0 ? rest : rest.substring(0, nl)).strip();
+            failing = firstLine(text.substring(end).stripLeading()).strip();
             if (failing.isEmpty() || failing.chars().allMatch(c -> c == '^' || c == '~' || c == ' ')) failing = null;
         }
-        Kind kind;
-        if (first != null) {
-            kind = classify(first);
-        } else { // no "Error:" line: not something nft's parser said, so not INVALID
-            first = text.isEmpty() ? "nft failed without an error message" : firstLine(text);
-            kind = classify(first);
-            if (kind == Kind.INVALID) kind = Kind.FAILED;
-        }
+        boolean fromParser = first != null;
+        if (!fromParser) first = text.isEmpty() ? "nft failed without an error message" : firstLine(text);
+        Kind kind = classify(first);
+        // No "Error:" line: not something nft's parser said, so not INVALID.
+        if (!fromParser && kind == Kind.INVALID) kind = Kind.FAILED;
         StringBuilder msg = new StringBuilder(context).append(": ").append(first);
         if (failing != null) {
             msg.append(" (");

@@ -1,8 +1,8 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.rt.NetlinkDump;
-import io.nftproxy.netlink.rt.NetlinkLibC;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 
 import java.io.IOException;
@@ -21,9 +21,7 @@ public final class RulesetGeneration implements AutoCloseable {
     static final int NFT_MSG_NEWGEN = 15;
     static final int NFT_MSG_GETGEN = 16;
     static final int NFTA_GEN_ID = 1;
-    static final int NLM_F_REQUEST = 1;
     static final int NFGENMSG_LEN = 4;
-    private static final int NLA_TYPE_MASK = 0x3fff;
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final NetlinkSocket socket;
@@ -34,7 +32,7 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** Reads the generation of the calling thread's namespace (the daemon's own). */
     public static RulesetGeneration open() throws IOException {
-        return new RulesetGeneration(NetlinkSocket.open(NetlinkLibC.NETLINK_NETFILTER));
+        return new RulesetGeneration(NetlinkSocket.open(LibC.NETLINK_NETFILTER));
     }
 
     /** Reads the generation of {@code /run/netns/NAME}: the socket is made there, and stays there for life. */
@@ -60,28 +58,20 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** {@code nlmsghdr} + {@code nfgenmsg} (family unspecified, version 0, resource id 0). */
     static ByteBuffer request(int seq) {
-        int len = NetlinkDump.NLMSG_HDRLEN + NFGENMSG_LEN;
-        ByteBuffer b = ByteBuffer.allocateDirect(len).order(ByteOrder.nativeOrder());
-        b.putInt(len).putShort((short) (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN)).putShort((short) NLM_F_REQUEST)
-                .putInt(seq).putInt(0);
+        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN,
+                NetlinkDump.NLM_F_REQUEST, seq);
         b.put((byte) 0).put((byte) 0).putShort((short) 0);
         return b.flip();
     }
 
     /** {@code NFTA_GEN_ID} of a NEWGEN payload (after the netlink header): big-endian, as nf_tables writes it. */
     static long generation(ByteBuffer buf, int start, int end) {
-        int pos = start + NFGENMSG_LEN;
-        while (pos + 4 <= end) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int type = buf.getShort(pos + 2) & NLA_TYPE_MASK;
-            if (alen < 4 || pos + alen > end) break;
-            if (type == NFTA_GEN_ID && alen == 8) {
-                return Integer.toUnsignedLong((buf.get(pos + 4) & 0xff) << 24 | (buf.get(pos + 5) & 0xff) << 16
-                        | (buf.get(pos + 6) & 0xff) << 8 | (buf.get(pos + 7) & 0xff));
-            }
-            pos += (alen + 3) & ~3;
-        }
-        throw new IllegalStateException("NEWGEN reply without NFTA_GEN_ID");
+        long[] gen = {-1};
+        NetlinkDump.attributes(buf, start + NFGENMSG_LEN, end, (type, at, stop) -> {
+            if (type == NFTA_GEN_ID && stop - at == 4 && gen[0] < 0) gen[0] = Integer.toUnsignedLong(NetlinkDump.be32(buf, at));
+        });
+        if (gen[0] < 0) throw new IllegalStateException("NEWGEN reply without NFTA_GEN_ID");
+        return gen[0];
     }
 
     @Override public void close() { socket.close(); }

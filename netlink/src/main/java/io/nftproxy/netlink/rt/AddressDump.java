@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.rt;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 
@@ -16,13 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * dump, what {@code ip addr} shows. Run it on a {@link io.nftproxy.netlink.NetnsThread} for another namespace.
  */
 public final class AddressDump {
-    static final int NLMSG_HDRLEN = 16;
-    static final int NLMSG_ERROR = 2;
-    static final int NLMSG_DONE = 3;
     static final int RTM_NEWADDR = 20;
     static final int RTM_GETADDR = 22;
-    static final int NLM_F_REQUEST = 1;
-    static final int NLM_F_DUMP = 0x300;
     static final int IFA_ADDRESS = 1;
     static final int IFA_LOCAL = 2;
     static final int AF_UNSPEC = 0;
@@ -39,7 +35,7 @@ public final class AddressDump {
     /** Every IPv4 and IPv6 address, in the kernel's order. */
     public static List<InterfaceAddress> dump() throws IOException {
         int seq = SEQ.incrementAndGet();
-        try (NetlinkSocket s = NetlinkSocket.open(NetlinkLibC.NETLINK_ROUTE)) {
+        try (NetlinkSocket s = NetlinkSocket.open(LibC.NETLINK_ROUTE)) {
             s.send(request(seq));
             List<InterfaceAddress> out = new ArrayList<>();
             ByteBuffer buf = ByteBuffer.allocateDirect(RECV_BUFFER).order(ByteOrder.nativeOrder());
@@ -54,9 +50,7 @@ public final class AddressDump {
 
     /** {@code struct nlmsghdr} + {@code struct ifaddrmsg} asking for all families. */
     static ByteBuffer request(int seq) {
-        ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + 8).order(ByteOrder.nativeOrder());
-        b.putInt(NLMSG_HDRLEN + 8).putShort((short) RTM_GETADDR).putShort((short) (NLM_F_REQUEST | NLM_F_DUMP))
-                .putInt(seq).putInt(0);
+        ByteBuffer b = NetlinkDump.request(8, RTM_GETADDR, NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
         b.put((byte) AF_UNSPEC).put((byte) 0).put((byte) 0).put((byte) 0).putInt(0); // family, prefixlen, flags, scope, index
         return b.flip();
     }
@@ -81,26 +75,14 @@ public final class AddressDump {
         int ifindex = buf.getInt(at + 4);
         IpFamily f = family == AF_INET ? IpFamily.IPV4 : family == AF_INET6 ? IpFamily.IPV6 : null;
         if (f == null) return null;
-        byte[] local = null;
-        byte[] address = null;
-        int pos = at + 8;
-        while (pos + 4 <= end) {
-            int alen = buf.getShort(pos) & 0xffff;
-            int atype = buf.getShort(pos + 2) & 0x3fff; // without NLA_F_NESTED / NLA_F_NET_BYTEORDER
-            if (alen < 4 || pos + alen > end) break;
-            if (atype == IFA_LOCAL || atype == IFA_ADDRESS) {
-                byte[] v = new byte[alen - 4];
-                buf.get(pos + 4, v);
-                if (v.length == f.bits() / 8) {
-                    if (atype == IFA_LOCAL) local = v;
-                    else address = v;
-                }
+        byte[][] byType = new byte[IFA_LOCAL + 1][];
+        NetlinkDump.attributes(buf, at + 8, end, (type, start, stop) -> {
+            if ((type == IFA_LOCAL || type == IFA_ADDRESS) && stop - start == f.bits() / 8) {
+                byType[type] = new byte[stop - start];
+                buf.get(start, byType[type]);
             }
-            pos += align(alen);
-        }
-        byte[] a = local != null ? local : address;
+        });
+        byte[] a = byType[IFA_LOCAL] != null ? byType[IFA_LOCAL] : byType[IFA_ADDRESS];
         return a == null ? null : new InterfaceAddress(ifindex, f, IpAddress.of(a), prefixLen, scope);
     }
-
-    private static int align(int len) { return (len + 3) & ~3; }
 }

@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.rt;
 
+import io.nftproxy.netlink.LibC;
 import io.nftproxy.netlink.NetnsThread;
 
 import java.io.IOException;
@@ -15,10 +16,8 @@ import java.util.function.Consumer;
  * not log: a socket failure goes to {@code onFailure}, after which nothing more is reported.
  */
 public final class AddressMonitor implements AutoCloseable {
-    static final int NETLINK_ROUTE = 0;
     static final int RTNLGRP_IPV4_IFADDR = 5;
     static final int RTNLGRP_IPV6_IFADDR = 9;
-    static final int RTM_NEWADDR = 20;
     static final int RTM_DELADDR = 21;
 
     private final NetlinkSocket socket;
@@ -40,16 +39,11 @@ public final class AddressMonitor implements AutoCloseable {
     }
 
     private static NetlinkSocket open() throws IOException {
-        NetlinkSocket s = NetlinkSocket.open(NETLINK_ROUTE);
-        try {
+        return NetlinkSocket.open(LibC.NETLINK_ROUTE, s -> {
             s.joinGroup(RTNLGRP_IPV4_IFADDR);
             s.joinGroup(RTNLGRP_IPV6_IFADDR);
             s.setReceiveTimeout(200);
-            return s;
-        } catch (IOException e) {
-            s.close();
-            throw e;
-        }
+        });
     }
 
     private void read(Runnable onChange, Consumer<Exception> onFailure) {
@@ -78,9 +72,9 @@ public final class AddressMonitor implements AutoCloseable {
         while (pos + NetlinkDump.NLMSG_HDRLEN <= buf.limit()) {
             int len = buf.getInt(pos);
             int type = buf.getShort(pos + 4) & 0xffff;
-            if (type == RTM_NEWADDR || type == RTM_DELADDR) return true;
+            if (type == AddressDump.RTM_NEWADDR || type == RTM_DELADDR) return true;
             if (len < NetlinkDump.NLMSG_HDRLEN) return false;
-            pos += (len + 3) & ~3;
+            pos += NetlinkDump.align(len);
         }
         return false;
     }

@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.rt;
 
-import io.nftproxy.netlink.NamespaceLibC;
+import io.nftproxy.netlink.LibC;
+
 
 import java.io.IOException;
 
@@ -12,12 +13,12 @@ public final class NetlinkException extends IOException {
     private final int errno;
 
     public NetlinkException(String call, int errno) {
-        super(call + ": " + NamespaceLibC.Holder.describe(errno));
+        super(call + ": " + LibC.Holder.describe(errno));
         this.errno = errno;
     }
 
     public int errno() { return errno; }
 
     /** The socket's receive queue overflowed and the kernel dropped messages (multicast listeners only). */
-    public boolean isOverrun() { return errno == NetlinkLibC.ENOBUFS; }
+    public boolean isOverrun() { return errno == LibC.ENOBUFS; }
 }

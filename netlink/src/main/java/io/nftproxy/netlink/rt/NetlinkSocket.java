@@ -1,5 +1,7 @@
 package io.nftproxy.netlink.rt;
 
+import io.nftproxy.netlink.LibC;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,23 +13,33 @@ import java.nio.ByteOrder;
 public final class NetlinkSocket implements AutoCloseable {
     private static final int SOCKADDR_NL_SIZE = 12;
 
-    private final NetlinkLibC libc = NetlinkLibC.Holder.LIBC;
+    private final LibC libc = LibC.Holder.LIBC;
     private int fd;
 
     private NetlinkSocket(int fd) { this.fd = fd; }
 
-    /** Opens and binds a netlink socket of {@code protocol} ({@link NetlinkLibC#NETLINK_ROUTE}, ...). */
-    public static NetlinkSocket open(int protocol) throws IOException {
-        NetlinkLibC libc = NetlinkLibC.Holder.LIBC;
-        int fd = libc.socket(NetlinkLibC.AF_NETLINK, NetlinkLibC.SOCK_RAW | NetlinkLibC.SOCK_CLOEXEC, protocol);
-        if (fd < 0) throw error("socket(AF_NETLINK, " + protocol + ")", NetlinkLibC.Holder.errno());
+    /** Opens and binds a netlink socket of {@code protocol} ({@link LibC#NETLINK_ROUTE}, ...). */
+    public static NetlinkSocket open(int protocol) throws IOException { return open(protocol, s -> {}); }
+
+    /** Configures a freshly opened {@link NetlinkSocket}. */
+    @FunctionalInterface
+    public interface Setup {
+        void apply(NetlinkSocket socket) throws IOException;
+    }
+
+    /** {@link #open(int)}, then {@code setup} on the socket; the socket is closed again if either fails. */
+    public static NetlinkSocket open(int protocol, Setup setup) throws IOException {
+        LibC libc = LibC.Holder.LIBC;
+        int fd = libc.socket(LibC.AF_NETLINK, LibC.SOCK_RAW | LibC.SOCK_CLOEXEC, protocol);
+        if (fd < 0) throw new NetlinkException("socket(AF_NETLINK, " + protocol + ")", LibC.Holder.errno());
         NetlinkSocket s = new NetlinkSocket(fd);
         try {
             // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
             // nl_pid 0: the kernel assigns a unique port id.
             ByteBuffer addr = ByteBuffer.allocateDirect(SOCKADDR_NL_SIZE).order(ByteOrder.nativeOrder());
-            addr.putShort((short) NetlinkLibC.AF_NETLINK).putShort((short) 0).putInt(0).putInt(0).flip();
-            if (libc.bind(fd, addr, SOCKADDR_NL_SIZE) != 0) throw error("bind(netlink)", NetlinkLibC.Holder.errno());
+            addr.putShort((short) LibC.AF_NETLINK).putShort((short) 0).putInt(0).putInt(0).flip();
+            if (libc.bind(fd, addr, SOCKADDR_NL_SIZE) != 0) throw new NetlinkException("bind(netlink)", LibC.Holder.errno());
+            setup.apply(s);
         } catch (IOException e) {
             s.close();
             throw e;
@@ -39,7 +51,7 @@ public final class NetlinkSocket implements AutoCloseable {
     public void send(ByteBuffer msg) throws IOException {
         int len = msg.remaining();
         long n = libc.send(live(), msg, len, 0);
-        if (n < 0) throw error("send(netlink)", NetlinkLibC.Holder.errno());
+        if (n < 0) throw new NetlinkException("send(netlink)", LibC.Holder.errno());
         if (n != len) throw new IOException("send(netlink): short write " + n + " of " + len);
     }
 
@@ -53,14 +65,14 @@ public final class NetlinkSocket implements AutoCloseable {
         long pause = 20_000; // ns; doubles up to 1 ms
         while (true) {
             buf.clear();
-            long n = libc.recv(fd, buf, buf.capacity(), NetlinkLibC.MSG_DONTWAIT | NetlinkLibC.MSG_TRUNC);
+            long n = libc.recv(fd, buf, buf.capacity(), LibC.MSG_DONTWAIT | LibC.MSG_TRUNC);
             if (n >= 0) {
                 if (n > buf.capacity()) throw new IOException("netlink message of " + n + " bytes truncated to " + buf.capacity());
                 buf.limit((int) n);
                 return;
             }
-            int errno = NetlinkLibC.Holder.errno();
-            if (errno != NetlinkLibC.EAGAIN && errno != NetlinkLibC.EINTR) throw error("recv(netlink)", errno);
+            int errno = LibC.Holder.errno();
+            if (errno != LibC.EAGAIN && errno != LibC.EINTR) throw new NetlinkException("recv(netlink)", errno);
             if (System.nanoTime() - deadlineNanos > 0) throw new IOException("recv(netlink): no reply before the deadline");
             java.util.concurrent.locks.LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, 1_000_000);
@@ -78,8 +90,8 @@ public final class NetlinkSocket implements AutoCloseable {
      */
     public void joinGroup(int group) throws IOException {
         ByteBuffer v = intOption(group);
-        if (libc.setsockopt(live(), NetlinkLibC.SOL_NETLINK, NetlinkLibC.NETLINK_ADD_MEMBERSHIP, v, 4) != 0) {
-            throw error("setsockopt(NETLINK_ADD_MEMBERSHIP, " + group + ")", NetlinkLibC.Holder.errno());
+        if (libc.setsockopt(live(), LibC.SOL_NETLINK, LibC.NETLINK_ADD_MEMBERSHIP, v, 4) != 0) {
+            throw new NetlinkException("setsockopt(NETLINK_ADD_MEMBERSHIP, " + group + ")", LibC.Holder.errno());
         }
     }
 
@@ -90,9 +102,9 @@ public final class NetlinkSocket implements AutoCloseable {
      */
     public void setReceiveBuffer(int bytes) throws IOException {
         int fd = live();
-        if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUFFORCE, intOption(bytes), 4) == 0) return;
-        if (libc.setsockopt(fd, NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVBUF, intOption(bytes), 4) != 0) {
-            throw error("setsockopt(SO_RCVBUF, " + bytes + ")", NetlinkLibC.Holder.errno());
+        if (libc.setsockopt(fd, LibC.SOL_SOCKET, LibC.SO_RCVBUFFORCE, intOption(bytes), 4) == 0) return;
+        if (libc.setsockopt(fd, LibC.SOL_SOCKET, LibC.SO_RCVBUF, intOption(bytes), 4) != 0) {
+            throw new NetlinkException("setsockopt(SO_RCVBUF, " + bytes + ")", LibC.Holder.errno());
         }
     }
 
@@ -102,8 +114,8 @@ public final class NetlinkSocket implements AutoCloseable {
         // struct timeval { time_t tv_sec; suseconds_t tv_usec; }: two longs on 64-bit Linux
         ByteBuffer tv = ByteBuffer.allocateDirect(16).order(ByteOrder.nativeOrder());
         tv.putLong(millis / 1000).putLong((millis % 1000) * 1000).flip();
-        if (libc.setsockopt(live(), NetlinkLibC.SOL_SOCKET, NetlinkLibC.SO_RCVTIMEO, tv, 16) != 0) {
-            throw error("setsockopt(SO_RCVTIMEO)", NetlinkLibC.Holder.errno());
+        if (libc.setsockopt(live(), LibC.SOL_SOCKET, LibC.SO_RCVTIMEO, tv, 16) != 0) {
+            throw new NetlinkException("setsockopt(SO_RCVTIMEO)", LibC.Holder.errno());
         }
     }
 
@@ -116,23 +128,19 @@ public final class NetlinkSocket implements AutoCloseable {
     public long receiveWaiting(ByteBuffer buf) throws IOException {
         int fd = live();
         buf.clear();
-        long n = libc.recv(fd, buf, buf.capacity(), NetlinkLibC.MSG_TRUNC);
+        long n = libc.recv(fd, buf, buf.capacity(), LibC.MSG_TRUNC);
         if (n >= 0) {
             buf.limit((int) Math.min(n, buf.capacity()));
             return n;
         }
-        int errno = NetlinkLibC.Holder.errno();
+        int errno = LibC.Holder.errno();
         buf.limit(0);
-        if (errno == NetlinkLibC.EAGAIN || errno == NetlinkLibC.EINTR) return -1;
-        throw error("recv(netlink)", errno);
+        if (errno == LibC.EAGAIN || errno == LibC.EINTR) return -1;
+        throw new NetlinkException("recv(netlink)", errno);
     }
 
     private static ByteBuffer intOption(int value) {
         return ByteBuffer.allocateDirect(4).order(ByteOrder.nativeOrder()).putInt(value).flip();
-    }
-
-    static NetlinkException error(String call, int errno) {
-        return new NetlinkException(call, errno);
     }
 
     @Override public void close() {

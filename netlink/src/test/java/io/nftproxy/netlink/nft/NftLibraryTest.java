@@ -61,8 +61,8 @@ class NftLibraryTest {
     }
 
     @Test
-    void autoPrefersTheLibraryAndSaysWhy() {
-        NftClients.Selection s = NftClients.create("auto");
+    void autoPrefersTheLibraryAndSaysWhy() throws Exception {
+        NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.parse("auto"), null);
         try (NftClient c = s.client()) {
             if (NftLibrary.isAvailable()) {
                 assertTrue(c instanceof LibNftablesClient, c.describe());
@@ -72,7 +72,7 @@ class NftLibraryTest {
                 assertTrue(s.reason().contains("unavailable"), s.reason());
             }
         }
-        try (NftClient c = NftClients.create("exec").client()) {
+        try (NftClient c = NftClients.createInNamespace(NftClients.Mode.parse("exec"), null).client()) {
             assertTrue(c instanceof ExecNftClient);
         }
     }

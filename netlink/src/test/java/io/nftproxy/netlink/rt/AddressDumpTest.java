@@ -38,7 +38,7 @@ class AddressDumpTest {
         b.put((byte) AddressDump.AF_INET).put((byte) 8).put((byte) 0).put((byte) 254).putInt(1);
         b.putShort((short) 8).putShort((short) AddressDump.IFA_LOCAL).put(new byte[] {127, 0, 0, 1});
         b.putInt(start, b.position() - start);
-        b.putInt(20).putShort((short) AddressDump.NLMSG_DONE).putShort((short) 2).putInt(7).putInt(0).putInt(0);
+        b.putInt(20).putShort((short) NetlinkDump.NLMSG_DONE).putShort((short) 2).putInt(7).putInt(0).putInt(0);
         b.flip();
 
         List<InterfaceAddress> out = new ArrayList<>();
@@ -49,7 +49,7 @@ class AddressDumpTest {
     @Test
     void aNetlinkErrorBecomesAnIOExceptionWithTheErrnoText() {
         ByteBuffer b = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder());
-        b.putInt(36).putShort((short) AddressDump.NLMSG_ERROR).putShort((short) 0).putInt(5).putInt(0).putInt(-1)
+        b.putInt(36).putShort((short) NetlinkDump.NLMSG_ERROR).putShort((short) 0).putInt(5).putInt(0).putInt(-1)
                 .put(new byte[16]).flip();
         Exception e = assertThrows(java.io.IOException.class, () -> AddressDump.parse(b, 5, new ArrayList<>()));
         assertTrue(e.getMessage().contains("errno 1"), e.getMessage());
