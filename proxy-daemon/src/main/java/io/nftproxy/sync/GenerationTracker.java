@@ -74,11 +74,6 @@ public final class GenerationTracker implements NftClient {
     private final Map<IpFamily, Long> trusted = new EnumMap<>(IpFamily.class);
     private String lastFailure = "";
 
-    /** Without a monitor: any commit by anyone since ours costs a read-back. */
-    public GenerationTracker(NftClient client, Source source) {
-        this(client, source, new CommitLedger());
-    }
-
     /** @param ledger the running nftables monitor's record of the namespace's commits */
     public GenerationTracker(NftClient client, Source source, CommitLedger ledger) {
         this.client = Objects.requireNonNull(client);
@@ -117,7 +112,7 @@ public final class GenerationTracker implements NftClient {
         }
         long after = read();
         synchronized (this) {
-            boolean onlyOurs = before >= 0 && after == next(before);
+            boolean onlyOurs = before >= 0 && after == CommitLedger.next(before);
             boolean replacing = replacesTable(tx);
             for (IpFamily f : IpFamily.values()) {
                 Long t = trusted.get(f);
@@ -170,11 +165,6 @@ public final class GenerationTracker implements NftClient {
         if (t == null || t == now || !ledger.untouchedBetween(family, t, now)) return false;
         trusted.put(family, now);
         return true;
-    }
-
-    /** The generation after {@code g}: the kernel skips 0 when its 32-bit counter wraps. */
-    static long next(long g) {
-        return CommitLedger.next(g);
     }
 
     private long read() {

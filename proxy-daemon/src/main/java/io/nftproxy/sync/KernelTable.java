@@ -84,11 +84,6 @@ public final class KernelTable {
         this.commandBudget = commandBudget;
     }
 
-    public IpFamily family() { return family; }
-
-    /** The most commands one transaction carries, unless a single chain's rules are more. */
-    public int commandBudget() { return commandBudget; }
-
     /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
     public long failedTransactions() { return failedTransactions; }
 

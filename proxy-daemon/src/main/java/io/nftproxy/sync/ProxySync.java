@@ -135,12 +135,6 @@ public final class ProxySync {
     private ServiceClaims claims = ServiceClaims.none();
     private long generation;
 
-    public ProxySync(NftClient client) { this(client, Renderer.upstream(), SyncPlanner.DEFAULT_READ_BACK_INTERVAL); }
-
-    public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval) {
-        this(client, renderer, readBackInterval, Map.of());
-    }
-
     /**
      * @param client        a {@link GenerationTracker} makes the periodic read-back a generation check when nothing
      *                      was committed since our last commit; any other client reads the tables back every time

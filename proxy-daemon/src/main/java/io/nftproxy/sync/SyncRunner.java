@@ -120,11 +120,6 @@ public final class SyncRunner {
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     }
 
-    /** A runner on its own daemon thread named {@code threadName}. */
-    public static SyncRunner onOwnThread(String threadName, Intervals intervals, Task task) {
-        return new SyncRunner(intervals, task, threadScheduler(threadName));
-    }
-
     /** Real time, on one daemon thread named {@code threadName}. */
     public static Scheduler threadScheduler(String threadName) { return new ThreadScheduler(threadName); }
 
@@ -139,9 +134,6 @@ public final class SyncRunner {
 
     /** How many runs in a row have failed; 0 after a success. */
     public synchronized int consecutiveFailures() { return failures; }
-
-    /** Stops with a 5-second bound; see {@link #stop(Duration)}. */
-    public boolean stop() { return stop(Duration.ofSeconds(5)); }
 
     /**
      * No run starts after this call. A run in progress may finish within {@code grace}; after that it is
