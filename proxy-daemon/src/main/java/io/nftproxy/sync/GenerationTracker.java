@@ -4,7 +4,6 @@ import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.nft.Command;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Verb;
 import io.nftproxy.nft.TableContent;
@@ -152,8 +151,7 @@ public final class GenerationTracker implements NftClient {
      * exactly what it sends, whatever was there: after it, a table that held someone else's rules is trusted again.
      */
     private static boolean replacesTable(Transaction tx) {
-        for (Command c : tx.commands()) if (c.verb() == Verb.DELETE && c.object() instanceof TableSpec) return true;
-        return false;
+        return tx.commands().stream().anyMatch(c -> c.verb() == Verb.DELETE && c.object() instanceof TableSpec);
     }
 
     /**
