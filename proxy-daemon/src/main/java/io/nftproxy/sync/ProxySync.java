@@ -25,12 +25,12 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
@@ -198,32 +198,22 @@ public final class ProxySync {
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
-        if (plan.everything()) {
-            rebuildAll(cluster, node);
-            for (IpFamily f : IpFamily.values()) {
-                ProxyState state = wholeState(f);
-                states.put(f, state);
-                TableModel m = models.get(f);
-                long k0;
-                if (plan.readBack(f)) {
-                    TableContent table = m.rebuild(state, node).table();
-                    k0 = System.nanoTime();
-                    results.put(f, kernel.get(f).converge(table, now));
-                } else {
-                    Differ.Diff d = m.sync(state, node);
-                    k0 = System.nanoTime();
-                    results.put(f, kernel.get(f).commit(d, now));
-                }
-                kernelNanos += System.nanoTime() - k0;
-            }
-        } else {
-            deltas = rebuild(cluster, changed.services(), node.nodeName());
-            for (IpFamily f : IpFamily.values()) {
-                Differ.Diff d = models.get(f).update(changes(deltas, f));
-                long k0 = System.nanoTime();
+        if (plan.everything()) rebuildAll(cluster, node);
+        else deltas = rebuild(cluster, changed.services(), node.nodeName());
+        for (IpFamily f : IpFamily.values()) {
+            TableModel m = models.get(f);
+            long k0;
+            if (plan.readBack(f)) {
+                TableContent table = m.rebuild(states.computeIfAbsent(f, this::wholeState), node).table();
+                k0 = System.nanoTime();
+                results.put(f, kernel.get(f).converge(table, now));
+            } else {
+                Differ.Diff d = plan.everything() ? m.sync(states.computeIfAbsent(f, this::wholeState), node)
+                        : m.update(changes(deltas, f));
+                k0 = System.nanoTime();
                 results.put(f, kernel.get(f).commit(d, now));
-                kernelNanos += System.nanoTime() - k0;
             }
+            kernelNanos += System.nanoTime() - k0;
         }
         planner.done(plan, results, node, now);
         List<Diagnostic> diags = allDiagnostics();
@@ -241,13 +231,8 @@ public final class ProxySync {
         for (String key : keys) claims.put(key, cluster.services(key));
         for (String key : keys) put(key, build(cluster, key, nodeName));
         ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
-        List<Diagnostic> d = new ArrayList<>();
-        for (IpFamily f : IpFamily.values()) {
-            ProxyState st = ProxyStateBuilder.build(cidrsOnly, f, nodeName);
-            cidrStates.put(f, st);
-            for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
-        }
-        cidrDiagnostics = List.copyOf(d);
+        for (IpFamily f : IpFamily.values()) cidrStates.put(f, ProxyStateBuilder.build(cidrsOnly, f, nodeName));
+        cidrDiagnostics = cidrStates.values().stream().flatMap(st -> st.diagnostics().stream()).distinct().toList();
     }
 
     private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {
@@ -269,7 +254,7 @@ public final class ProxySync {
     private static Map<IpFamily, ServiceState> emptyStates() {
         Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) m.put(f, new ServiceState(f, new TreeMap<>(), Map.of(), List.of()));
-        return java.util.Collections.unmodifiableMap(m);
+        return Collections.unmodifiableMap(m);
     }
 
     private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
@@ -285,10 +270,9 @@ public final class ProxySync {
         if (states == EMPTY) services.remove(key);
         else services.put(key, states);
         // Family-independent objects (bad names, say) are reported once, from the IPv4 pass, as Renderer does.
-        List<Diagnostic> d = new ArrayList<>();
-        for (ServiceState st : states.values()) for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
+        List<Diagnostic> d = states.values().stream().flatMap(st -> st.diagnostics().stream()).distinct().toList();
         if (d.isEmpty()) diagnosticsByService.remove(key);
-        else diagnosticsByService.put(key, List.copyOf(d));
+        else diagnosticsByService.put(key, d);
     }
 
     /** The renderer's changes of one family: every port of a rebuilt Service, and the ports it no longer has. */
@@ -301,8 +285,7 @@ public final class ProxySync {
                 if (!after.servicePorts().containsKey(n)) out.add(new TableModel.Change(n, null, List.of()));
             }
             for (ServicePort sp : after.servicePorts().values()) {
-                List<Endpoint> eps = after.endpointsOf(sp.name());
-                out.add(new TableModel.Change(sp.name(), sp, eps));
+                out.add(new TableModel.Change(sp.name(), sp, after.endpointsOf(sp.name())));
             }
         }
         return out;
