@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * One sync of the whole proxy: both families' tables from the cluster and the node. Owned by one thread.
@@ -249,21 +250,20 @@ public final class ProxySync {
         return out;
     }
 
-    private static final Map<IpFamily, ServiceState> EMPTY = emptyStates();
+    private static final Map<IpFamily, ServiceState> EMPTY =
+            Collections.unmodifiableMap(perFamily(f -> new ServiceState(f, new TreeMap<>(), Map.of(), List.of())));
 
-    private static Map<IpFamily, ServiceState> emptyStates() {
+    private static Map<IpFamily, ServiceState> perFamily(Function<IpFamily, ServiceState> state) {
         Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, new ServiceState(f, new TreeMap<>(), Map.of(), List.of()));
-        return Collections.unmodifiableMap(m);
+        for (IpFamily f : IpFamily.values()) m.put(f, state.apply(f));
+        return m;
     }
 
     private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
-        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
-        return m;
+        return perFamily(f -> ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
     }
 
     private void put(String key, Map<IpFamily, ServiceState> states) {
