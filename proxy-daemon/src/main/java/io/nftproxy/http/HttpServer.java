@@ -11,6 +11,8 @@ import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -71,8 +73,8 @@ public final class HttpServer implements AutoCloseable {
      */
     public static String hostPort(InetSocketAddress a) {
         if (a.getAddress() == null) return a.getHostString() + ":" + a.getPort();
-        io.nftproxy.net.IpAddress ip = io.nftproxy.net.IpAddress.of(a.getAddress().getAddress());
-        return (ip.family() == io.nftproxy.net.IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
+        IpAddress ip = IpAddress.of(a.getAddress().getAddress());
+        return (ip.family() == IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
     }
 
     /** The errno's meaning where Netty gives only its number. */
