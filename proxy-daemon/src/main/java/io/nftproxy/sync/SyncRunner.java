@@ -231,11 +231,10 @@ public final class SyncRunner {
                 long retryMs = TimeUnit.NANOSECONDS.toMillis(Math.max(intervals.min().toNanos(), backoff(failures)));
                 if (failure == null) {
                     LOG.warn("sync failed consecutive_failures={} retry_in_ms={}", failures, retryMs);
-                } else if (failures == 1) {
-                    // The stack trace once per failure streak: the retries of a persistent bug would repeat it.
-                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure), failure);
                 } else {
-                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure));
+                    // The stack trace once per failure streak: the retries of a persistent bug would repeat it.
+                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure),
+                            failures == 1 ? failure : null);
                 }
             }
             if (!stopped) arm();
