@@ -319,16 +319,14 @@ public final class ProxyDaemon implements AutoCloseable {
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
         NodeResolver.Resolved node = NodeResolver.resolve(options.config(), nodeObject, interfaceAddresses());
-        if (!node.diagnostics().equals(lastNodeDiagnostics)) {
-            // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
-            for (var d : node.diagnostics()) {
-                if (!lastNodeDiagnostics.contains(d)) {
-                    LOG.warn("{}", d);
-                    metrics.invalidObject(d.kind(), d.field());
-                }
+        // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
+        for (var d : node.diagnostics()) {
+            if (!lastNodeDiagnostics.contains(d)) {
+                LOG.warn("{}", d);
+                metrics.invalidObject(d.kind(), d.field());
             }
-            lastNodeDiagnostics = node.diagnostics();
         }
+        lastNodeDiagnostics = node.diagnostics();
         List<Instant> triggers = store.drainTriggerTimes();
         // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
         ServiceChanges changes = store.drainChanges();

@@ -87,8 +87,7 @@ public final class GenerationTracker implements NftClient {
             Long t = trusted.get(family);
             if (now < 0) return new Verification(family, false, t == null ? -1 : t, -1, "the ruleset generation could not be read (" + lastFailure + ")");
             if (t == null) return new Verification(family, false, -1, now, "no generation is known to hold what we committed");
-            if (t == now) return new Verification(family, true, t, now, "");
-            if (catchUp(family, now)) return new Verification(family, true, t, now, "");
+            if (t == now || catchUp(family, now)) return new Verification(family, true, t, now, "");
             return new Verification(family, false, t, now, "the ruleset generation moved from " + t + " to " + now
                     + " since our last commit, and the nftables monitor cannot vouch for every commit in between (" + ledger + ")");
         }

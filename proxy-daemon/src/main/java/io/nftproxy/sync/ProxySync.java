@@ -35,6 +35,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * One sync of the whole proxy: both families' tables from the cluster and the node. Owned by one thread.
@@ -309,10 +310,7 @@ public final class ProxySync {
 
     private List<Diagnostic> allDiagnostics() {
         if (diagnosticsByService.isEmpty()) return cidrDiagnostics;
-        List<Diagnostic> out = new ArrayList<>();
-        diagnosticsByService.values().forEach(out::addAll);
-        out.addAll(cidrDiagnostics);
-        return List.copyOf(out);
+        return Stream.concat(diagnosticsByService.values().stream().flatMap(List::stream), cidrDiagnostics.stream()).toList();
     }
 
     private List<Diagnostic> logNewDiagnostics(List<Diagnostic> diags) {
