@@ -347,7 +347,7 @@ public final class ProxyDaemon implements AutoCloseable {
         Instant done = clock.instant();
         for (SyncResult r : result.families().values()) {
             if (r.success()) {
-                metrics.sync(r.family(), r.kind() == SyncResult.Kind.FULL, r.duration(), r.commands());
+                metrics.sync(r.family(), r.full(), r.duration(), r.commands());
                 health.updated(r.family());
                 for (Instant t : triggers) metrics.programmingLatency(r.family(), Duration.between(t, done));
                 metrics.noLocalEndpoints(r.family(), result.noLocalInternal(r.family()), result.noLocalExternal(r.family()));
