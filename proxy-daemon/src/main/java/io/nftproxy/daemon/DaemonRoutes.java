@@ -7,6 +7,8 @@ import io.nftproxy.health.ProxyHealth;
 import io.nftproxy.http.Response;
 import io.nftproxy.metrics.ProxyMetrics;
 
+import java.util.function.IntConsumer;
+
 /** What the daemon's two servers answer: the healthz server (healthzBindAddress) and the metrics server. */
 final class DaemonRoutes {
     private final ProxyHealth health;
@@ -23,18 +25,15 @@ final class DaemonRoutes {
     Response health(String path) {
         ProxyHealth.Status s = health.status();
         return switch (path) {
-            case "/healthz" -> {
-                Response r = HealthResponses.healthz(s);
-                metrics.healthz(r.status());
-                yield r;
-            }
-            case "/livez" -> {
-                Response r = HealthResponses.livez(s);
-                metrics.livez(r.status());
-                yield r;
-            }
+            case "/healthz" -> counted(HealthResponses.healthz(s), metrics::healthz);
+            case "/livez" -> counted(HealthResponses.livez(s), metrics::livez);
             default -> null;
         };
+    }
+
+    private static Response counted(Response r, IntConsumer byCode) {
+        byCode.accept(r.status());
+        return r;
     }
 
     /** The metrics server: metrics, kube-proxy's {@code /proxyMode} and {@code /configz}, and a plain liveness answer. */

@@ -1,24 +1,32 @@
 package io.nftproxy.daemon;
 
+import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.conntrack.CleanupReport;
 import io.nftproxy.health.HealthCheckNodePorts;
 import io.nftproxy.health.ProxyHealth;
 import io.nftproxy.http.HttpServer;
+import io.nftproxy.logging.LogSettings;
 import io.nftproxy.metrics.ProxyMetrics;
-import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.netlink.monitor.CommitLedger;
+import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.monitor.TableChange;
 import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.RulesetGeneration;
+import io.nftproxy.nft.Capabilities;
 import io.nftproxy.node.NodeResolver;
+import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
-import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
 import io.nftproxy.source.ClusterStore;
-import io.nftproxy.sync.ProxySync;
 import io.nftproxy.source.ServiceChanges;
+import io.nftproxy.sync.GenerationTracker;
+import io.nftproxy.sync.ProxySync;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.SyncRunner;
 import io.nftproxy.systemd.SdNotify;
@@ -27,16 +35,20 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -47,7 +59,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProxyDaemon implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyDaemon.class);
-    private static final Logger SYNCS = LoggerFactory.getLogger(io.nftproxy.logging.LogSettings.SYNCS);
+    private static final Logger SYNCS = LoggerFactory.getLogger(LogSettings.SYNCS);
 
     /** Starts a source that feeds the store (manifest directory, Kubernetes informers). */
     @FunctionalInterface
@@ -66,7 +78,7 @@ public final class ProxyDaemon implements AutoCloseable {
 
     private final Options options;
     private final WatchedNftClient client;
-    private final java.util.concurrent.ScheduledExecutorService nftWatch;
+    private final ScheduledExecutorService nftWatch;
     private boolean serversStarted;
     private final OwnProcesses own;
     private final Clock clock;
@@ -88,7 +100,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private final DaemonRoutes routes;
     private SyncRunner runner;
     private List<String> lastWaitingFor = List.of();
-    private List<io.nftproxy.proxy.Diagnostic> lastNodeDiagnostics = List.of();
+    private List<Diagnostic> lastNodeDiagnostics = List.of();
 
     private final SyncRunner.Scheduler scheduler;
 
@@ -103,7 +115,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.scheduler = scheduler;
         this.client = new WatchedNftClient(client, System::nanoTime);
         // Not the sync loop's scheduler: the sync thread is the one a hanging nft holds.
-        this.nftWatch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        this.nftWatch = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "nft-watch");
             t.setDaemon(true);
             return t;
@@ -123,7 +135,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.followUps = new SyncFollowUps(options.network(), healthCheckNodePorts, metrics);
         this.routes = new DaemonRoutes(health, metrics, c);
         this.generation = new LazyGeneration(options.network());
-        this.proxySync = new ProxySync(new io.nftproxy.sync.GenerationTracker(this.client, generation::current, ledger),
+        this.proxySync = new ProxySync(new GenerationTracker(this.client, generation::current, ledger),
                 options.renderer(), c.fullSyncPeriod(), ownPorts(c));
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);
@@ -131,7 +143,7 @@ public final class ProxyDaemon implements AutoCloseable {
 
     /** The TCP ports our own servers listen on: a Service given one as its node port would take it from them. */
     private static Map<Integer, String> ownPorts(ProxyConfig c) {
-        Map<Integer, String> out = new java.util.HashMap<>();
+        Map<Integer, String> out = new HashMap<>();
         if (c.metricsBindAddress().getPort() != 0) out.put(c.metricsBindAddress().getPort(), "metrics server");
         if (c.healthzBindAddress().getPort() != 0) out.put(c.healthzBindAddress().getPort(), "healthz server");
         return out;
@@ -166,7 +178,7 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /** What this host's nft accepts: the first nft call, made after {@link #startServers()} (the daemon) or alone (once). */
-    public io.nftproxy.nft.Capabilities probeNft() throws Exception {
+    public Capabilities probeNft() throws Exception {
         return client.capabilities();
     }
 
@@ -188,8 +200,7 @@ public final class ProxyDaemon implements AutoCloseable {
                 // and leave the foreign-writer back-off alone.
                 LOG.warn("{}", lostTrack(change));
                 for (IpFamily f : change.families()) metrics.tamperResync(f);
-                proxySync.requestReadBack();
-                runner.requestSync();
+                resyncByReadBack();
             }
 
             @Override public void onMonitorFailed(Exception cause) {
@@ -215,21 +226,21 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /**
-     * The namespace's nf_tables generation, for {@link io.nftproxy.sync.GenerationTracker}: the socket is opened in
+     * The namespace's nf_tables generation, for {@link GenerationTracker}: the socket is opened in
      * the node's network on first use (not in the constructor: no netlink before the lock is held), and opened again
      * after a failure. Used by the sync thread and the early read-back, one at a time.
      */
     private static final class LazyGeneration implements AutoCloseable {
         private final NodeNetwork network;
-        private io.nftproxy.netlink.nft.RulesetGeneration socket;
+        private RulesetGeneration socket;
 
         LazyGeneration(NodeNetwork network) { this.network = network; }
 
         synchronized long current() throws Exception {
-            if (socket == null) socket = network.call(io.nftproxy.netlink.nft.RulesetGeneration::open);
+            if (socket == null) socket = network.call(RulesetGeneration::open);
             try {
                 return socket.current();
-            } catch (java.io.IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 close();
                 throw e;
             }
@@ -258,12 +269,13 @@ public final class ProxyDaemon implements AutoCloseable {
         if (d.warning() != null) LOG.warn("{} families={} messages={}", d.warning(), change.families(), change.messages());
         if (d.delay() == null) return;
         for (IpFamily f : change.families()) metrics.tamperResync(f);
-        Runnable repair = () -> {
-            proxySync.requestReadBack();
-            runner.requestSync();
-        };
-        if (d.delay().isZero()) repair.run();
-        else scheduler.schedule(repair, d.delay().toNanos());
+        if (d.delay().isZero()) resyncByReadBack();
+        else scheduler.schedule(this::resyncByReadBack, d.delay().toNanos());
+    }
+
+    private void resyncByReadBack() {
+        proxySync.requestReadBack();
+        runner.requestSync();
     }
 
     /** Waits for the first successful sync; true when it happened within the timeout. */
@@ -307,16 +319,14 @@ public final class ProxyDaemon implements AutoCloseable {
         health.node(nodeObject != null || !options.nodeObjectOptional() ? nodeObject
                 : new NodeObject(new ObjectMeta(null, hostname, Map.of(), Map.of(), false), List.of(), List.of(), List.of()));
         NodeResolver.Resolved node = NodeResolver.resolve(options.config(), nodeObject, interfaceAddresses());
-        if (!node.diagnostics().equals(lastNodeDiagnostics)) {
-            // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
-            for (var d : node.diagnostics()) {
-                if (!lastNodeDiagnostics.contains(d)) {
-                    LOG.warn("{}", d);
-                    metrics.invalidObject(d.kind(), d.field());
-                }
+        // Logged when they change, not every sync: a bad Node address stays bad until the Node is fixed.
+        for (var d : node.diagnostics()) {
+            if (!lastNodeDiagnostics.contains(d)) {
+                LOG.warn("{}", d);
+                metrics.invalidObject(d.kind(), d.field());
             }
-            lastNodeDiagnostics = node.diagnostics();
         }
+        lastNodeDiagnostics = node.diagnostics();
         List<Instant> triggers = store.drainTriggerTimes();
         // Drained before the objects are read: a change recorded meanwhile is seen now and again next time.
         ServiceChanges changes = store.drainChanges();
@@ -337,7 +347,7 @@ public final class ProxyDaemon implements AutoCloseable {
         Instant done = clock.instant();
         for (SyncResult r : result.families().values()) {
             if (r.success()) {
-                metrics.sync(r.family(), r.kind() == SyncResult.Kind.FULL, r.duration(), r.commands());
+                metrics.sync(r.family(), r.full(), r.duration(), r.commands());
                 health.updated(r.family());
                 for (Instant t : triggers) metrics.programmingLatency(r.family(), Duration.between(t, done));
                 metrics.noLocalEndpoints(r.family(), result.noLocalInternal(r.family()), result.noLocalExternal(r.family()));
@@ -348,14 +358,14 @@ public final class ProxyDaemon implements AutoCloseable {
         return new Synced(result, node.node());
     }
 
-    private record Synced(ProxySync.Result result, io.nftproxy.proxy.NodeContext node) {}
+    private record Synced(ProxySync.Result result, NodeContext node) {}
 
     /**
      * The daemon's sync, once, on the calling thread ({@code run --once}): {@code cluster} is the whole cluster, and
      * after a successful sync the stale UDP conntrack entries go, as after every sync. No lock, servers, monitors or
      * loop: nothing of it runs on after this returns.
      */
-    public Once runOnce(io.nftproxy.cluster.ClusterSnapshot cluster) {
+    public Once runOnce(ClusterSnapshot cluster) {
         store.replaceAll(cluster);
         store.servicesListed();
         store.endpointSlicesListed();
@@ -364,7 +374,7 @@ public final class ProxyDaemon implements AutoCloseable {
     }
 
     /** @param conntrack what the conntrack cleanup did; null when none was due, it failed (logged) or the sync failed */
-    public record Once(ProxySync.Result result, io.nftproxy.conntrack.CleanupReport conntrack) {}
+    public record Once(ProxySync.Result result, CleanupReport conntrack) {}
 
     private SyncRunner.Outcome runSync() {
         Synced s = sync();

@@ -8,7 +8,6 @@ import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.sync.ProxySync;
 import io.nftproxy.sync.ServiceDelta;
 import org.slf4j.Logger;
@@ -127,9 +126,7 @@ final class SyncFollowUps {
             return null;
         }
         try {
-            ProxyState v4 = result.state(IpFamily.IPV4);
-            ProxyState v6 = result.state(IpFamily.IPV6);
-            CleanupReport report = network.cleanConntrack(v4, v6);
+            CleanupReport report = network.cleanConntrack(result.state(IpFamily.IPV4), result.state(IpFamily.IPV6));
             for (CleanupReport.Family fr : report.families()) metrics.conntrackReconciled(fr.family(), fr.duration(), fr.deleted());
             lastUdp.clear();
             lastUdp.putAll(now);

@@ -9,7 +9,6 @@ import io.nftproxy.net.IpFamily;
 
 import java.time.Duration;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 
 /**
  * An {@link NftClient} that knows which call is under way and since when, so a hanging {@code nft} is seen while
@@ -57,12 +56,18 @@ final class WatchedNftClient implements NftClient {
 
     private Duration elapsed(Call c) { return Duration.ofNanos(nanoTime.getAsLong() - c.startNanos()); }
 
-    private <T> T watched(String what, Supplier<T> call) {
+    /** One nft call, with whatever checked exception it throws. */
+    @FunctionalInterface
+    private interface NftCall<T, E extends Exception> {
+        T call() throws E;
+    }
+
+    private <T, E extends Exception> T watched(String what, NftCall<T, E> call) throws E {
         synchronized (this) {
             current = new Call(what, nanoTime.getAsLong(), ++serial);
         }
         try {
-            return call.get();
+            return call.call();
         } finally {
             current = null;
         }
@@ -81,27 +86,7 @@ final class WatchedNftClient implements NftClient {
 
     @Override public TableContent readTable(IpFamily family) throws UnrecognisedRuleException {
         // Includes parsing the listing (1.4 s at 10k Services): well within SLOW.
-        try {
-            return watched("read-back of the " + family.nftFamily() + " table", () -> {
-                try {
-                    return client.readTable(family);
-                } catch (UnrecognisedRuleException e) {
-                    throw new Unrecognised(e);
-                }
-            });
-        } catch (Unrecognised u) {
-            throw u.cause;
-        }
-    }
-
-    /** Carries the checked exception through the watched call. */
-    private static final class Unrecognised extends RuntimeException {
-        final UnrecognisedRuleException cause;
-
-        Unrecognised(UnrecognisedRuleException cause) {
-            super(cause);
-            this.cause = cause;
-        }
+        return watched("read-back of the " + family.nftFamily() + " table", () -> client.readTable(family));
     }
 
     @Override public Capabilities capabilities() {

@@ -56,7 +56,7 @@ public final class HealthCheckNodePorts implements AutoCloseable {
         boolean rebind = !listen.equals(boundTo);
         boundTo = List.copyOf(listen);
         for (Integer port : List.copyOf(servers.keySet())) {
-            if (rebind || !port.equals(portOf(want, owner.get(port)))) {
+            if (rebind || !owner.get(port).equals(want.get(port))) {
                 servers.remove(port).forEach(HttpServer::close);
                 LOG.info("health check nodeport closed port={} service={}", port, owner.remove(port));
             }
@@ -77,11 +77,6 @@ public final class HealthCheckNodePorts implements AutoCloseable {
                         ex instanceof java.net.BindException ? ex.getMessage() : ex.toString());
             }
         }
-    }
-
-    private static Integer portOf(Map<Integer, String> want, String svc) {
-        for (Map.Entry<Integer, String> e : want.entrySet()) if (e.getValue().equals(svc)) return e.getKey();
-        return null;
     }
 
     private Response respond(String svc) {

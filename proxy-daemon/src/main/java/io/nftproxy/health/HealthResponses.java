@@ -1,10 +1,9 @@
 package io.nftproxy.health;
 
 import io.nftproxy.http.Response;
-import io.nftproxy.net.IpFamily;
 
 import java.time.Instant;
-import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
  * /livez and /healthz as kube-proxy answers them: 200 when every family is healthy, else 503, with a JSON body
@@ -35,13 +34,9 @@ public final class HealthResponses {
         b.append(", \"healthy\": ").append(s.healthy());
         if (s.cause() != null) b.append(", \"cause\": ").append(jsonString(s.cause()));
         b.append(", \"status\": {");
-        boolean first = true;
-        for (Map.Entry<IpFamily, ProxyHealth.FamilyStatus> e : s.families().entrySet()) {
-            if (!first) b.append(", ");
-            first = false;
-            b.append('"').append(e.getKey().apiName()).append("\": {\"lastUpdated\": ").append(time(e.getValue().lastUpdated()))
-                    .append(", \"healthy\": ").append(e.getValue().healthy()).append('}');
-        }
+        b.append(s.families().entrySet().stream().map(e -> "\"" + e.getKey().apiName() + "\": {\"lastUpdated\": "
+                        + time(e.getValue().lastUpdated()) + ", \"healthy\": " + e.getValue().healthy() + "}")
+                .collect(Collectors.joining(", ")));
         return b.append("}}").toString();
     }
 

@@ -6,10 +6,15 @@ import io.nftproxy.net.IpFamily;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * The proxy's health, derived rather than set: per IP family the time of the last successful sync and of the oldest
@@ -24,7 +29,7 @@ public final class ProxyHealth {
     private final Map<IpFamily, Instant> oldestPending = new EnumMap<>(IpFamily.class);
     private final Set<IpFamily> families;
     private Boolean nodeEligible;
-    private final java.util.List<java.util.function.Function<Instant, String>> unhealthyCauses = new java.util.ArrayList<>();
+    private final List<Function<Instant, String>> unhealthyCauses = new ArrayList<>();
 
     public ProxyHealth(Clock clock, Duration timeout, Set<IpFamily> families) {
         this.clock = clock;
@@ -54,8 +59,8 @@ public final class ProxyHealth {
      * proxy is unhealthy and says why (another process rewriting our tables, an nft that does not answer). Several
      * conditions add up; the response names each that holds.
      */
-    public synchronized void unhealthyWhile(java.util.function.Function<Instant, String> cause) {
-        unhealthyCauses.add(java.util.Objects.requireNonNull(cause));
+    public synchronized void unhealthyWhile(Function<Instant, String> cause) {
+        unhealthyCauses.add(Objects.requireNonNull(cause));
     }
 
     /** Health of one family. */
@@ -84,12 +89,9 @@ public final class ProxyHealth {
             all &= ok;
             if (last != null && (newest == null || last.isAfter(newest))) newest = last;
         }
-        java.util.StringJoiner causes = new java.util.StringJoiner("; ");
-        for (var c : unhealthyCauses) {
-            String text = c.apply(now);
-            if (text != null) causes.add(text);
-        }
-        String cause = causes.length() == 0 ? null : causes.toString();
+        String causes = unhealthyCauses.stream().map(c -> c.apply(now)).filter(Objects::nonNull)
+                .collect(Collectors.joining("; "));
+        String cause = causes.isEmpty() ? null : causes;
         return new Status(now, newest, all && cause == null, per, nodeEligible, cause);
     }
 }

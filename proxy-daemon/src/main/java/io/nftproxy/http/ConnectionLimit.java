@@ -77,9 +77,6 @@ public final class ConnectionLimit extends ChannelInboundHandlerAdapter {
         super.channelInactive(ctx);
     }
 
-    /** Connections open now. */
-    public int open() { return open.size(); }
-
     /** Connections closed by the cap so far. */
     public long closedEarly() { return closedEarly.get(); }
 }

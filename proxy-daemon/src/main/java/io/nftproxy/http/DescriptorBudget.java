@@ -40,11 +40,7 @@ public final class DescriptorBudget {
 
     /** Takes one connection's share; false when the budget is spent. */
     boolean tryTake() {
-        while (true) {
-            int t = taken.get();
-            if (t >= total) return false;
-            if (taken.compareAndSet(t, t + 1)) return true;
-        }
+        return taken.getAndUpdate(t -> t < total ? t + 1 : t) < total;
     }
 
     void release() { taken.decrementAndGet(); }

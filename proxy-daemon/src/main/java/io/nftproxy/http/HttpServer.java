@@ -2,6 +2,7 @@ package io.nftproxy.http;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -10,7 +11,13 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.ReadTimeoutHandler;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -23,6 +30,8 @@ import java.util.function.Function;
  */
 public final class HttpServer implements AutoCloseable {
     private static final EventLoopGroup GROUP = new MultiThreadIoEventLoopGroup(1, ioFactory());
+    /** Probes send a few hundred bytes; anything larger is not a probe. */
+    private static final int MAX_REQUEST_BYTES = 8192;
 
     private final Channel channel;
 
@@ -49,9 +58,19 @@ public final class HttpServer implements AutoCloseable {
     public static HttpServer start(String name, InetSocketAddress address, Function<String, Response> routes,
                                    int maxConnections) throws InterruptedException, BindException {
         try {
+            ConnectionLimit limit = new ConnectionLimit(name, maxConnections, DescriptorBudget.process());
             Channel ch = new ServerBootstrap().group(GROUP).channel(serverChannel())
-                    .childHandler(new HttpServerInitializer(routes,
-                            new ConnectionLimit(name, maxConnections, DescriptorBudget.process())))
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        // A bounded number of connections, small requests only, idle clients dropped.
+                        @Override protected void initChannel(SocketChannel c) {
+                            c.pipeline()
+                                    .addLast(limit)
+                                    .addLast(new ReadTimeoutHandler(10))
+                                    .addLast(new HttpServerCodec(4096, 8192, 8192))
+                                    .addLast(new HttpObjectAggregator(MAX_REQUEST_BYTES))
+                                    .addLast(new HttpServerHandler(routes));
+                        }
+                    })
                     .bind(address).sync().channel();
             return new HttpServer(ch);
         } catch (InterruptedException e) {
@@ -71,8 +90,8 @@ public final class HttpServer implements AutoCloseable {
      */
     public static String hostPort(InetSocketAddress a) {
         if (a.getAddress() == null) return a.getHostString() + ":" + a.getPort();
-        io.nftproxy.net.IpAddress ip = io.nftproxy.net.IpAddress.of(a.getAddress().getAddress());
-        return (ip.family() == io.nftproxy.net.IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
+        IpAddress ip = IpAddress.of(a.getAddress().getAddress());
+        return (ip.family() == IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
     }
 
     /** The errno's meaning where Netty gives only its number. */

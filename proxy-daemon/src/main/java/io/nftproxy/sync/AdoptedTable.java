@@ -26,14 +26,10 @@ final class AdoptedTable {
     private AdoptedTable() {}
 
     static TableContent of(TableContent kernel, TableContent desired) {
-        boolean respell = false;
-        for (Chain c : kernel.chains().values()) {
-            if (respelledComment(c, desired) != c || respelledRules(c.name(), kernel, desired) != kernel.rules(c.name())) {
-                respell = true;
-                break;
-            }
+        if (kernel.chains().values().stream().allMatch(c -> respelledComment(c, desired) == c
+                && respelledRules(c.name(), kernel, desired) == kernel.rules(c.name()))) {
+            return kernel;
         }
-        if (!respell) return kernel;
         TableContent.Builder b = TableContent.builder(kernel.family());
         kernel.sets().values().forEach(b::set);
         for (Chain c : kernel.chains().values()) b.chain(respelledComment(c, desired));

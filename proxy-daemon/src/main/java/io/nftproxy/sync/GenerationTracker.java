@@ -4,7 +4,6 @@ import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.nft.Command;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Verb;
 import io.nftproxy.nft.TableContent;
@@ -74,11 +73,6 @@ public final class GenerationTracker implements NftClient {
     private final Map<IpFamily, Long> trusted = new EnumMap<>(IpFamily.class);
     private String lastFailure = "";
 
-    /** Without a monitor: any commit by anyone since ours costs a read-back. */
-    public GenerationTracker(NftClient client, Source source) {
-        this(client, source, new CommitLedger());
-    }
-
     /** @param ledger the running nftables monitor's record of the namespace's commits */
     public GenerationTracker(NftClient client, Source source, CommitLedger ledger) {
         this.client = Objects.requireNonNull(client);
@@ -93,8 +87,7 @@ public final class GenerationTracker implements NftClient {
             Long t = trusted.get(family);
             if (now < 0) return new Verification(family, false, t == null ? -1 : t, -1, "the ruleset generation could not be read (" + lastFailure + ")");
             if (t == null) return new Verification(family, false, -1, now, "no generation is known to hold what we committed");
-            if (t == now) return new Verification(family, true, t, now, "");
-            if (catchUp(family, now)) return new Verification(family, true, t, now, "");
+            if (t == now || catchUp(family, now)) return new Verification(family, true, t, now, "");
             return new Verification(family, false, t, now, "the ruleset generation moved from " + t + " to " + now
                     + " since our last commit, and the nftables monitor cannot vouch for every commit in between (" + ledger + ")");
         }
@@ -117,7 +110,7 @@ public final class GenerationTracker implements NftClient {
         }
         long after = read();
         synchronized (this) {
-            boolean onlyOurs = before >= 0 && after == next(before);
+            boolean onlyOurs = before >= 0 && after == CommitLedger.next(before);
             boolean replacing = replacesTable(tx);
             for (IpFamily f : IpFamily.values()) {
                 Long t = trusted.get(f);
@@ -157,8 +150,7 @@ public final class GenerationTracker implements NftClient {
      * exactly what it sends, whatever was there: after it, a table that held someone else's rules is trusted again.
      */
     private static boolean replacesTable(Transaction tx) {
-        for (Command c : tx.commands()) if (c.verb() == Verb.DELETE && c.object() instanceof TableSpec) return true;
-        return false;
+        return tx.commands().stream().anyMatch(c -> c.verb() == Verb.DELETE && c.object() instanceof TableSpec);
     }
 
     /**
@@ -170,11 +162,6 @@ public final class GenerationTracker implements NftClient {
         if (t == null || t == now || !ledger.untouchedBetween(family, t, now)) return false;
         trusted.put(family, now);
         return true;
-    }
-
-    /** The generation after {@code g}: the kernel skips 0 when its 32-bit counter wraps. */
-    static long next(long g) {
-        return CommitLedger.next(g);
     }
 
     private long read() {

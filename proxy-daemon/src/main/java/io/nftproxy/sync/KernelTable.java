@@ -16,14 +16,15 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 
@@ -54,6 +55,7 @@ public final class KernelTable {
 
     public static final Duration STALE_CHAIN_GRACE = Duration.ofSeconds(1);
     private static final int FOREIGN_ITEMS_LOGGED = 5;
+    private static final Applied NOTHING_SENT = new Applied(0, 0, Duration.ZERO, null);
     /**
      * Commands per transaction above which a change is cut. Calibrated in the kernel (docs/benchmarks.md, "Cold
      * start in bounded transactions"): at 45k services × 2 endpoints in the fast layout, the kernel's batch call
@@ -84,11 +86,6 @@ public final class KernelTable {
         this.commandBudget = commandBudget;
     }
 
-    public IpFamily family() { return family; }
-
-    /** The most commands one transaction carries, unless a single chain's rules are more. */
-    public int commandBudget() { return commandBudget; }
-
     /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
     public long failedTransactions() { return failedTransactions; }
 
@@ -110,15 +107,12 @@ public final class KernelTable {
     public void readBackEarly() {
         CompletableFuture<ReadBack> f = new CompletableFuture<>();
         if (!early.compareAndSet(null, f)) return;
-        Thread t = new Thread(() -> {
-            try {
-                f.complete(read());
-            } catch (Throwable e) { // whatever went wrong, converge reads again itself
-                f.completeExceptionally(e);
-            }
-        }, "read-back-" + family.nftFamily());
-        t.setDaemon(true);
-        t.start();
+        // Whatever goes wrong completes f exceptionally, and converge reads again itself.
+        f.completeAsync(this::read, r -> {
+            Thread t = new Thread(r, "read-back-" + family.nftFamily());
+            t.setDaemon(true);
+            t.start();
+        });
     }
 
     /** Someone else changed the table: an early read-back may predate that and must not be used. Thread-safe. */
@@ -137,7 +131,7 @@ public final class KernelTable {
             staleDeleted = deleteStaleChains(now);
         } catch (NftException e) {
             failedStaleDeletes++;
-            return failed(SyncResult.Kind.PARTIAL, 0, new Applied(0, 0, Duration.ZERO, null), 0, false, start, e, "deleting stale chains");
+            return failed(SyncResult.Kind.PARTIAL, 0, NOTHING_SENT, 0, false, start, e, "deleting stale chains");
         }
         Transaction tx = diff.transaction();
         Applied a = apply(tx);
@@ -159,7 +153,7 @@ public final class KernelTable {
         long start = System.nanoTime();
         ReadBack rb = takeEarlyReadBack();
         if (rb == null) rb = read();
-        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, new Applied(0, 0, Duration.ZERO, null), 0, false, start, rb.failure(), "reading the table back");
+        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, NOTHING_SENT, 0, false, start, rb.failure(), "reading the table back");
         TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
         if (replaced) LOG.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
@@ -184,7 +178,7 @@ public final class KernelTable {
 
     /** Sends {@code tx} unless it is empty, cut to the budget; stops at the first part the kernel refuses. */
     private Applied apply(Transaction tx) {
-        if (tx.isEmpty()) return new Applied(0, 0, Duration.ZERO, null);
+        if (tx.isEmpty()) return NOTHING_SENT;
         List<Transaction> parts = TransactionSplitter.split(tx, commandBudget);
         long longest = 0;
         for (int k = 0; k < parts.size(); k++) {
@@ -206,7 +200,7 @@ public final class KernelTable {
         try {
             ReadBack rb = pending.join();
             return rb.failure() == null ? rb : null;
-        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+        } catch (CompletionException | CancellationException e) {
             LOG.debug("early read-back of {} kube-proxy failed error={}; reading again", family.nftFamily(), e.toString());
             return null;
         }
@@ -227,10 +221,8 @@ public final class KernelTable {
 
     /** Deletes the chains past their grace, in one transaction; returns how many commands it sent. */
     private int deleteStaleChains(Instant now) throws NftException {
-        List<String> due = new ArrayList<>();
-        for (Map.Entry<String, Instant> e : staleChains.entrySet()) {
-            if (!e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now)) due.add(e.getKey());
-        }
+        List<String> due = staleChains.entrySet().stream().filter(e -> !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now))
+                .map(Map.Entry::getKey).toList();
         if (due.isEmpty()) return 0;
         Transaction tx = Differ.deletingChains(family, due);
         client.apply(tx);

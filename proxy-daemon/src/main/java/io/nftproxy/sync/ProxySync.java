@@ -25,15 +25,17 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
+import java.util.stream.Stream;
 
 /**
  * One sync of the whole proxy: both families' tables from the cluster and the node. Owned by one thread.
@@ -135,12 +137,6 @@ public final class ProxySync {
     private ServiceClaims claims = ServiceClaims.none();
     private long generation;
 
-    public ProxySync(NftClient client) { this(client, Renderer.upstream(), SyncPlanner.DEFAULT_READ_BACK_INTERVAL); }
-
-    public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval) {
-        this(client, renderer, readBackInterval, Map.of());
-    }
-
     /**
      * @param client        a {@link GenerationTracker} makes the periodic read-back a generation check when nothing
      *                      was committed since our last commit; any other client reads the tables back every time
@@ -204,32 +200,22 @@ public final class ProxySync {
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
-        if (plan.everything()) {
-            rebuildAll(cluster, node);
-            for (IpFamily f : IpFamily.values()) {
-                ProxyState state = wholeState(f);
-                states.put(f, state);
-                TableModel m = models.get(f);
-                long k0;
-                if (plan.readBack(f)) {
-                    TableContent table = m.rebuild(state, node).table();
-                    k0 = System.nanoTime();
-                    results.put(f, kernel.get(f).converge(table, now));
-                } else {
-                    Differ.Diff d = m.sync(state, node);
-                    k0 = System.nanoTime();
-                    results.put(f, kernel.get(f).commit(d, now));
-                }
-                kernelNanos += System.nanoTime() - k0;
-            }
-        } else {
-            deltas = rebuild(cluster, changed.services(), node.nodeName());
-            for (IpFamily f : IpFamily.values()) {
-                Differ.Diff d = models.get(f).update(changes(deltas, f));
-                long k0 = System.nanoTime();
+        if (plan.everything()) rebuildAll(cluster, node);
+        else deltas = rebuild(cluster, changed.services(), node.nodeName());
+        for (IpFamily f : IpFamily.values()) {
+            TableModel m = models.get(f);
+            long k0;
+            if (plan.readBack(f)) {
+                TableContent table = m.rebuild(states.computeIfAbsent(f, this::wholeState), node).table();
+                k0 = System.nanoTime();
+                results.put(f, kernel.get(f).converge(table, now));
+            } else {
+                Differ.Diff d = plan.everything() ? m.sync(states.computeIfAbsent(f, this::wholeState), node)
+                        : m.update(changes(deltas, f));
+                k0 = System.nanoTime();
                 results.put(f, kernel.get(f).commit(d, now));
-                kernelNanos += System.nanoTime() - k0;
             }
+            kernelNanos += System.nanoTime() - k0;
         }
         planner.done(plan, results, node, now);
         List<Diagnostic> diags = allDiagnostics();
@@ -247,13 +233,8 @@ public final class ProxySync {
         for (String key : keys) claims.put(key, cluster.services(key));
         for (String key : keys) put(key, build(cluster, key, nodeName));
         ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
-        List<Diagnostic> d = new ArrayList<>();
-        for (IpFamily f : IpFamily.values()) {
-            ProxyState st = ProxyStateBuilder.build(cidrsOnly, f, nodeName);
-            cidrStates.put(f, st);
-            for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
-        }
-        cidrDiagnostics = List.copyOf(d);
+        for (IpFamily f : IpFamily.values()) cidrStates.put(f, ProxyStateBuilder.build(cidrsOnly, f, nodeName));
+        cidrDiagnostics = cidrStates.values().stream().flatMap(st -> st.diagnostics().stream()).distinct().toList();
     }
 
     private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {
@@ -270,31 +251,29 @@ public final class ProxySync {
         return out;
     }
 
-    private static final Map<IpFamily, ServiceState> EMPTY = emptyStates();
+    private static final Map<IpFamily, ServiceState> EMPTY =
+            Collections.unmodifiableMap(perFamily(f -> new ServiceState(f, new TreeMap<>(), Map.of(), List.of())));
 
-    private static Map<IpFamily, ServiceState> emptyStates() {
+    private static Map<IpFamily, ServiceState> perFamily(Function<IpFamily, ServiceState> state) {
         Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, new ServiceState(f, new TreeMap<>(), Map.of(), List.of()));
-        return java.util.Collections.unmodifiableMap(m);
+        for (IpFamily f : IpFamily.values()) m.put(f, state.apply(f));
+        return m;
     }
 
     private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
-        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
-        return m;
+        return perFamily(f -> ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
     }
 
     private void put(String key, Map<IpFamily, ServiceState> states) {
         if (states == EMPTY) services.remove(key);
         else services.put(key, states);
         // Family-independent objects (bad names, say) are reported once, from the IPv4 pass, as Renderer does.
-        List<Diagnostic> d = new ArrayList<>();
-        for (ServiceState st : states.values()) for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
+        List<Diagnostic> d = states.values().stream().flatMap(st -> st.diagnostics().stream()).distinct().toList();
         if (d.isEmpty()) diagnosticsByService.remove(key);
-        else diagnosticsByService.put(key, List.copyOf(d));
+        else diagnosticsByService.put(key, d);
     }
 
     /** The renderer's changes of one family: every port of a rebuilt Service, and the ports it no longer has. */
@@ -307,8 +286,7 @@ public final class ProxySync {
                 if (!after.servicePorts().containsKey(n)) out.add(new TableModel.Change(n, null, List.of()));
             }
             for (ServicePort sp : after.servicePorts().values()) {
-                List<Endpoint> eps = after.endpointsOf(sp.name());
-                out.add(new TableModel.Change(sp.name(), sp, eps));
+                out.add(new TableModel.Change(sp.name(), sp, after.endpointsOf(sp.name())));
             }
         }
         return out;
@@ -332,10 +310,7 @@ public final class ProxySync {
 
     private List<Diagnostic> allDiagnostics() {
         if (diagnosticsByService.isEmpty()) return cidrDiagnostics;
-        List<Diagnostic> out = new ArrayList<>();
-        diagnosticsByService.values().forEach(out::addAll);
-        out.addAll(cidrDiagnostics);
-        return List.copyOf(out);
+        return Stream.concat(diagnosticsByService.values().stream().flatMap(List::stream), cidrDiagnostics.stream()).toList();
     }
 
     private List<Diagnostic> logNewDiagnostics(List<Diagnostic> diags) {

@@ -29,9 +29,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Not thread-safe except {@link #requestReadBack}, which any thread may call.
  */
 public final class SyncPlanner {
-    /** kube-proxy's nftables mode re-syncs everything hourly too. */
-    public static final Duration DEFAULT_READ_BACK_INTERVAL = Duration.ofHours(1);
-
     public enum Reason {
         FIRST_SYNC("first sync"), AFTER_FAILURE("the last sync failed"), REQUESTED("another writer changed the table"),
         TIMER("the periodic read-back is due"), NODE_CHANGED("the node's addresses or settings changed"),
@@ -73,10 +70,6 @@ public final class SyncPlanner {
             }
         }
 
-        public Plan(boolean everything, Set<IpFamily> readBack, Set<Reason> reasons) {
-            this(everything, readBack, reasons, Map.of());
-        }
-
         public boolean readBack(IpFamily f) { return readBack.contains(f); }
 
         /** Whether the periodic verification proved {@code f}'s table unchanged, so that it is not read back. */
@@ -92,9 +85,6 @@ public final class SyncPlanner {
     private final Set<IpFamily> failed = EnumSet.noneOf(IpFamily.class);
     private final AtomicBoolean requested = new AtomicBoolean();
     private NodeContext lastNode;
-
-    /** Every periodic verification reads the table back. */
-    public SyncPlanner(Duration readBackInterval) { this(readBackInterval, null); }
 
     /** @param verifier proves a table unchanged on the timer without a listing; null: always read back */
     public SyncPlanner(Duration readBackInterval, Verifier verifier) {

@@ -12,7 +12,7 @@ import java.time.Duration;
  *                           last committed model)
  * @param commands           commands sent in the main transaction (0: nothing was sent)
  * @param parts              transactions of the main change the kernel committed: 1 for a change within
- *                           {@link KernelTable#commandBudget}, more for a larger one cut by the splitter, 0 when
+ *                           the table's command budget, more for a larger one cut by the splitter, 0 when
  *                           nothing was sent or the first part failed
  * @param staleChainsDeleted chains deleted by the separate stale-chain transaction before the main one
  * @param replaced           a full sync found content nftproxy does not write and replaced the table wholesale

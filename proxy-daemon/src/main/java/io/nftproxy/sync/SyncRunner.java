@@ -120,11 +120,6 @@ public final class SyncRunner {
         this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     }
 
-    /** A runner on its own daemon thread named {@code threadName}. */
-    public static SyncRunner onOwnThread(String threadName, Intervals intervals, Task task) {
-        return new SyncRunner(intervals, task, threadScheduler(threadName));
-    }
-
     /** Real time, on one daemon thread named {@code threadName}. */
     public static Scheduler threadScheduler(String threadName) { return new ThreadScheduler(threadName); }
 
@@ -139,9 +134,6 @@ public final class SyncRunner {
 
     /** How many runs in a row have failed; 0 after a success. */
     public synchronized int consecutiveFailures() { return failures; }
-
-    /** Stops with a 5-second bound; see {@link #stop(Duration)}. */
-    public boolean stop() { return stop(Duration.ofSeconds(5)); }
 
     /**
      * No run starts after this call. A run in progress may finish within {@code grace}; after that it is
@@ -239,11 +231,10 @@ public final class SyncRunner {
                 long retryMs = TimeUnit.NANOSECONDS.toMillis(Math.max(intervals.min().toNanos(), backoff(failures)));
                 if (failure == null) {
                     LOG.warn("sync failed consecutive_failures={} retry_in_ms={}", failures, retryMs);
-                } else if (failures == 1) {
-                    // The stack trace once per failure streak: the retries of a persistent bug would repeat it.
-                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure), failure);
                 } else {
-                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure));
+                    // The stack trace once per failure streak: the retries of a persistent bug would repeat it.
+                    LOG.error("sync threw consecutive_failures={} retry_in_ms={} cause={}", failures, retryMs, String.valueOf(failure),
+                            failures == 1 ? failure : null);
                 }
             }
             if (!stopped) arm();

@@ -199,7 +199,7 @@ class GenerationTrackerTest {
 
     @Test
     void theGenerationAfterTheLastSkipsZero() {
-        assertEquals(1, GenerationTracker.next(0xffff_ffffL));
-        assertEquals(8, GenerationTracker.next(7));
+        assertEquals(1, CommitLedger.next(0xffff_ffffL));
+        assertEquals(8, CommitLedger.next(7));
     }
 }

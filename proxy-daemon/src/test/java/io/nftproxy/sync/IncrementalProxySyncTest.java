@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -41,7 +42,7 @@ class IncrementalProxySyncTest {
         FakeNftClient fake = new FakeNftClient();
         if (failureRate > 0) fake.failWhen(FakeNftClient.randomly(seed, failureRate));
         Renderer renderer = new Renderer(layout);
-        ProxySync sync = new ProxySync(fake, renderer, Duration.ofHours(1));
+        ProxySync sync = new ProxySync(fake, renderer, Duration.ofHours(1), Map.of());
         ClusterStore store = new ClusterStore();
         NodeContext node = TestClusters.node();
         List<String> divergences = new ArrayList<>();

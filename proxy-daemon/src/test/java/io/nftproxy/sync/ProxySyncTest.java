@@ -41,7 +41,7 @@ class ProxySyncTest {
     @Test
     void syncsBothFamiliesToTheRenderedTables() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake);
+        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
         ProxySync.Result r = sync.sync(cluster1().snapshot(), TestClusters.node(), T0);
         assertTrue(r.success(), r::toString);
         Renderer.Rendering want = Renderer.upstream().render(cluster1().snapshot(), TestClusters.node());
@@ -56,7 +56,7 @@ class ProxySyncTest {
     @Test
     void aChangedNodeRerendersEverythingAndSendsTheDifferenceWithoutReadingTheKernel() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake);
+        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
         TestClusters withNodePort = cluster1().service(svc("a", "np").type("NodePort").clusterIP("172.30.0.9").port("http", "TCP", 80, 30080).build());
         sync.sync(withNodePort.snapshot(), TestClusters.node(), T0);
         long reads = fake.readCalls();
@@ -77,7 +77,7 @@ class ProxySyncTest {
     @Test
     void aDiagnosticIsLoggedOncePerObjectAndReasonUntilItChanges() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake);
+        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
         TestClusters broken = cluster1().service(svc("a", "bad").clusterIP("300.1.2.3").port("http", "TCP", 80).build());
         ProxySync.Result first = sync.sync(broken.snapshot(), TestClusters.node(), T0);
         assertFalse(first.diagnostics().isEmpty(), "the bad ClusterIP must be reported");

@@ -77,7 +77,7 @@ class SyncCpuBench {
             store.upsertEndpointSlice(slice(i));
         }
         Instant now = Instant.parse("2025-01-01T00:00:00Z");
-        ProxySync sync = new ProxySync(new NullClient(), renderer, Duration.ofHours(24));
+        ProxySync sync = new ProxySync(new NullClient(), renderer, Duration.ofHours(24), Map.of());
         long t = System.nanoTime();
         ProxySync.Result first = sync.sync(store, store.drainChanges(), node, now);
         System.out.printf("%,d services x %d: first (everything) sync core %,d ms%n", services, ENDPOINTS,

@@ -31,7 +31,7 @@ class SyncPlannerTest {
     private static final Set<IpFamily> BOTH = Set.of(IpFamily.values());
     private static final ServiceChanges ONE = ServiceChanges.of(Set.of("a/web"));
 
-    private final SyncPlanner planner = new SyncPlanner(Duration.ofMinutes(10));
+    private final SyncPlanner planner = new SyncPlanner(Duration.ofMinutes(10), null);
     private final NodeContext node = TestClusters.node();
 
     private static Map<IpFamily, SyncResult> results(boolean v4ok, boolean v6ok) {
@@ -132,7 +132,7 @@ class SyncPlannerTest {
 
     @Test
     void aPlanThatReadsBackRendersEverything() {
-        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner.Plan(false, BOTH, Set.of(TIMER)));
-        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner.Plan(false, BOTH, Set.of(TIMER), Map.of()));
+        assertThrows(IllegalArgumentException.class, () -> new SyncPlanner(Duration.ZERO, null));
     }
 }

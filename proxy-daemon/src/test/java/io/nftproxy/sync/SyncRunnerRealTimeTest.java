@@ -21,11 +21,11 @@ class SyncRunnerRealTimeTest {
     @Test
     void aRequestIsServedWithinTheMinIntervalPlusEpsilon() throws Exception {
         BlockingQueue<Long> starts = new LinkedBlockingQueue<>();
-        SyncRunner s = SyncRunner.onOwnThread("sync-test", new SyncRunner.Intervals(MIN, Duration.ofHours(1),
+        SyncRunner s = new SyncRunner(new SyncRunner.Intervals(MIN, Duration.ofHours(1),
                 Duration.ofSeconds(1), Duration.ofSeconds(1)), r -> {
             starts.add(System.nanoTime());
             return SyncRunner.Outcome.DONE;
-        });
+        }, SyncRunner.threadScheduler("sync-test"));
         try {
             long asked = System.nanoTime();
             s.requestSync();
@@ -52,7 +52,7 @@ class SyncRunnerRealTimeTest {
     void stopAbandonsAStuckRunWithinTheGrace() throws Exception {
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch interrupted = new CountDownLatch(1);
-        SyncRunner s = SyncRunner.onOwnThread("sync-test-stuck", new SyncRunner.Intervals(MIN, Duration.ofHours(1),
+        SyncRunner s = new SyncRunner(new SyncRunner.Intervals(MIN, Duration.ofHours(1),
                 Duration.ofSeconds(1), Duration.ofSeconds(1)), r -> {
             started.countDown();
             try {
@@ -61,7 +61,7 @@ class SyncRunnerRealTimeTest {
                 interrupted.countDown();
             }
             return SyncRunner.Outcome.DONE;
-        });
+        }, SyncRunner.threadScheduler("sync-test-stuck"));
         s.requestSync();
         assertTrue(started.await(5, TimeUnit.SECONDS));
         long t0 = System.nanoTime();

@@ -183,7 +183,7 @@ class SyncRunnerTest {
         SyncRunner s = runner(r -> {});
         s.requestSync();
         clock.runDue();
-        assertTrue(s.stop());
+        assertTrue(s.stop(Duration.ofSeconds(5)));
         s.requestSync();
         clock.advance(MAX.multipliedBy(3));
         assertEquals(1, runs.size());
@@ -194,7 +194,7 @@ class SyncRunnerTest {
         SyncRunner[] s = new SyncRunner[1];
         s[0] = runner(r -> {
             s[0].requestSync();
-            s[0].stop();
+            s[0].stop(Duration.ofSeconds(5));
         });
         s[0].requestSync();
         clock.advance(MAX.multipliedBy(2));

@@ -4,6 +4,7 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
+import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.RulesetGeneration;
 import io.nftproxy.net.IpFamily;
@@ -56,7 +57,7 @@ class TableVerificationKernelTest {
         try (KernelNamespace ns = KernelNamespace.create("ver");
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.name());
              RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
-            GenerationTracker tracker = new GenerationTracker(client, gen::current);
+            GenerationTracker tracker = new GenerationTracker(client, gen::current, new CommitLedger());
             ProxySync sync = new ProxySync(tracker, renderer, PERIOD, Map.of());
             Instant[] now = {T0};
             assertTrue(sync.sync(snapshot, TestClusters.node(), now[0]).success());
