@@ -218,7 +218,7 @@ class KernelTableParserTest {
     private static TableContent flatRendering(String scenario) {
         io.nftproxy.render.GoldenScenarios.Scenario s = io.nftproxy.render.GoldenScenarios.all().stream()
                 .filter(x -> x.name().equals(scenario)).findFirst().orElseThrow();
-        return io.nftproxy.render.Renderer.flat().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+        return new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.FLAT).render(s.snapshot(), s.node()).table(IpFamily.IPV4);
     }
 
     @Test
