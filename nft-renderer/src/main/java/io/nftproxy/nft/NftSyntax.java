@@ -4,6 +4,7 @@ import io.nftproxy.net.IpFamily;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -51,17 +52,18 @@ public final class NftSyntax {
 
     public void command(StringBuilder sb, Command c) {
         sb.append(c.verb().nft()).append(' ');
+        boolean adds = c.verb() == Verb.ADD || c.verb() == Verb.CREATE;
         String fam = family.nftFamily();
         String t = TableContent.TABLE_NAME;
         NftObject o = c.object();
         if (o instanceof TableSpec ts) {
                 sb.append("table ").append(fam).append(' ').append(t);
-                if (c.verb() == Verb.ADD || c.verb() == Verb.CREATE) {
+                if (adds) {
                     sb.append(" { comment \"").append(comment(ts.comment())).append("\" ; }");
                 }
         } else if (o instanceof Chain ch) {
                 sb.append("chain ").append(fam).append(' ').append(t).append(' ').append(name(ch.name()));
-                if ((ch.isBase() || ch.comment() != null) && (c.verb() == Verb.ADD || c.verb() == Verb.CREATE)) {
+                if ((ch.isBase() || ch.comment() != null) && adds) {
                     sb.append(" {");
                     Chain.Hook h = ch.hook();
                     if (h != null) {
@@ -76,10 +78,10 @@ public final class NftSyntax {
                 rule(sb, r);
         } else if (o instanceof NftSet s) {
                 sb.append(s.isMap() ? "map " : "set ").append(fam).append(' ').append(t).append(' ').append(name(s.name()));
-                if (c.verb() == Verb.ADD || c.verb() == Verb.CREATE) setBody(sb, s);
+                if (adds) setBody(sb, s);
         } else if (o instanceof Element e) {
                 sb.append("element ").append(fam).append(' ').append(t).append(' ').append(name(e.set())).append(" { ");
-                element(sb, e, c.verb() == Verb.ADD || c.verb() == Verb.CREATE);
+                element(sb, e, adds);
                 sb.append(" }");
         }
     }
@@ -118,10 +120,7 @@ public final class NftSyntax {
     }
 
     private void element(StringBuilder sb, Element e, boolean withPayload) {
-        for (int i = 0; i < e.key().size(); i++) {
-            if (i > 0) sb.append(" . ");
-            value(sb, e.key().get(i));
-        }
+        join(sb, e.key(), " . ", v -> value(sb, v));
         if (!withPayload) return;
         if (e.comment() != null && caps.elementComments()) sb.append(" comment \"").append(comment(e.comment())).append('"');
         if (e.value() != null) {
@@ -146,17 +145,9 @@ public final class NftSyntax {
     }
 
     private void rule(StringBuilder sb, Rule r) {
-        boolean first = true;
-        for (Match m : r.matches()) {
-            if (!first) sb.append(' ');
-            first = false;
-            match(sb, m);
-        }
-        for (Statement s : r.statements()) {
-            if (!first) sb.append(' ');
-            first = false;
-            statement(sb, s);
-        }
+        join(sb, r.matches(), " ", m -> match(sb, m));
+        if (!r.matches().isEmpty()) sb.append(' ');
+        join(sb, r.statements(), " ", s -> statement(sb, s));
         if (r.comment() != null) sb.append(" comment \"").append(comment(r.comment())).append('"');
     }
 
@@ -175,10 +166,7 @@ public final class NftSyntax {
                     sb.append(a.prefixes().get(0));
                 } else {
                     sb.append("{ ");
-                    for (int i = 0; i < a.prefixes().size(); i++) {
-                        if (i > 0) sb.append(", ");
-                        sb.append(a.prefixes().get(i));
-                    }
+                    join(sb, a.prefixes(), ", ", sb::append);
                     sb.append(" }");
                 }
         } else if (m instanceof Match.ProtoIs p) {
@@ -248,13 +236,9 @@ public final class NftSyntax {
         sb.append(" }");
     }
 
-    private void verdict(StringBuilder sb, Verdict v) {
-        if (v instanceof Verdict.Jump j) sb.append("jump ").append(name(j.chain()));
-        else if (v instanceof Verdict.Goto g) sb.append("goto ").append(name(g.chain()));
-        else if (v instanceof Verdict.Drop) sb.append("drop");
-        else if (v instanceof Verdict.Accept) sb.append("accept");
-        else if (v instanceof Verdict.Return) sb.append("return");
-        else if (v instanceof Verdict.Continue) sb.append("continue");
+    private static void verdict(StringBuilder sb, Verdict v) {
+        if (v.target() != null) name(v.target());
+        sb.append(v.text());
     }
 
     /** Fields as nft spells them in this family, joined by {@code " . "}: {@code ip daddr . tcp dport}. */
@@ -265,9 +249,14 @@ public final class NftSyntax {
     }
 
     private void fields(StringBuilder sb, List<Field> fs) {
-        for (int i = 0; i < fs.size(); i++) {
-            if (i > 0) sb.append(" . ");
-            field(sb, fs.get(i));
+        join(sb, fs, " . ", f -> field(sb, f));
+    }
+
+    /** Writes each item with {@code write}, {@code sep} between two. */
+    private static <T> void join(StringBuilder sb, List<T> items, String sep, Consumer<T> write) {
+        for (int i = 0; i < items.size(); i++) {
+            if (i > 0) sb.append(sep);
+            write.accept(items.get(i));
         }
     }
 

@@ -20,8 +20,8 @@ public sealed interface Verdict {
     static Verdict continueWithNextRule() { return new Continue(); }
 
     /**
-     * How nft spells the verdict, for explanations and diffs. Not for scripts: {@link NftSyntax} writes those and
-     * refuses unsafe names; this one must also show what a kernel listing holds.
+     * How nft spells the verdict. {@link NftSyntax} writes it into a script only after refusing an unsafe chain name;
+     * explanations and diffs show what a kernel listing holds as it is.
      */
     default String text() {
         if (this instanceof Jump j) return "jump " + j.chain();
