@@ -64,10 +64,10 @@ public final class ProxyStateBuilder {
      * {@code kubernetes.io/service-name} label name that Service. The same code as {@link #build}: the union of
      * every Service's state and the ServiceCIDRs of {@code build} over no services is {@code build}'s state.
      */
-    public static ServiceState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
-                                            IpFamily family, String nodeName, ServiceClaims claims) {
+    public static ProxyState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
+                                          IpFamily family, String nodeName, ServiceClaims claims) {
         ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName, claims);
-        return new ServiceState(family, b.servicePorts(services), b.mergeSlices(slices), b.diagnostics);
+        return new ProxyState(family, b.servicePorts(services), b.mergeSlices(slices), List.of(), b.diagnostics);
     }
 
     /** True for a Service kube-proxy serves a health-check NodePort for: an eTP=Local LoadBalancer. */

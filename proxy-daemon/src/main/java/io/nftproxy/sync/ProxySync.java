@@ -16,7 +16,6 @@ import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.proxy.ServicePortName;
-import io.nftproxy.proxy.ServiceState;
 import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 import org.slf4j.Logger;
@@ -121,7 +120,7 @@ public final class ProxySync {
     private final Map<IpFamily, KernelTable> kernel = new EnumMap<>(IpFamily.class);
     private final Map<IpFamily, TableModel> models = new EnumMap<>(IpFamily.class);
     /** Every Service key's state per family, as of the last sync. */
-    private final Map<String, Map<IpFamily, ServiceState>> services = new HashMap<>();
+    private final Map<String, Map<IpFamily, ProxyState>> services = new HashMap<>();
     /** Diagnostics per Service key, both families merged; keys without any are absent. */
     private final Map<String, List<Diagnostic>> diagnosticsByService = new TreeMap<>();
     private final Map<IpFamily, ProxyState> cidrStates = new EnumMap<>(IpFamily.class);
@@ -262,37 +261,37 @@ public final class ProxySync {
         Set<String> all = new HashSet<>(keys);
         for (String key : keys) all.addAll(claims.put(key, cluster.services(key)));
         for (String key : all) {
-            Map<IpFamily, ServiceState> before = services.getOrDefault(key, EMPTY);
-            Map<IpFamily, ServiceState> after = build(cluster, key, nodeName);
+            Map<IpFamily, ProxyState> before = services.getOrDefault(key, EMPTY);
+            Map<IpFamily, ProxyState> after = build(cluster, key, nodeName);
             put(key, after);
             out.add(new ServiceDelta(key, before, after));
         }
         return out;
     }
 
-    private static final Map<IpFamily, ServiceState> EMPTY = emptyStates();
+    private static final Map<IpFamily, ProxyState> EMPTY = emptyStates();
 
-    private static Map<IpFamily, ServiceState> emptyStates() {
-        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
-        for (IpFamily f : IpFamily.values()) m.put(f, new ServiceState(f, new TreeMap<>(), Map.of(), List.of()));
+    private static Map<IpFamily, ProxyState> emptyStates() {
+        Map<IpFamily, ProxyState> m = new EnumMap<>(IpFamily.class);
+        for (IpFamily f : IpFamily.values()) m.put(f, new ProxyState(f, new TreeMap<>(), Map.of(), List.of(), List.of()));
         return java.util.Collections.unmodifiableMap(m);
     }
 
-    private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
+    private Map<IpFamily, ProxyState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
-        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
+        Map<IpFamily, ProxyState> m = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) m.put(f, ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
         return m;
     }
 
-    private void put(String key, Map<IpFamily, ServiceState> states) {
+    private void put(String key, Map<IpFamily, ProxyState> states) {
         if (states == EMPTY) services.remove(key);
         else services.put(key, states);
         // Family-independent objects (bad names, say) are reported once, from the IPv4 pass, as Renderer does.
         List<Diagnostic> d = new ArrayList<>();
-        for (ServiceState st : states.values()) for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
+        for (ProxyState st : states.values()) for (Diagnostic x : st.diagnostics()) if (!d.contains(x)) d.add(x);
         if (d.isEmpty()) diagnosticsByService.remove(key);
         else diagnosticsByService.put(key, List.copyOf(d));
     }
@@ -301,8 +300,8 @@ public final class ProxySync {
     private static List<TableModel.Change> changes(List<ServiceDelta> deltas, IpFamily f) {
         List<TableModel.Change> out = new ArrayList<>();
         for (ServiceDelta d : deltas) {
-            ServiceState before = d.before(f);
-            ServiceState after = d.after(f);
+            ProxyState before = d.before(f);
+            ProxyState after = d.after(f);
             for (ServicePortName n : before.servicePorts().keySet()) {
                 if (!after.servicePorts().containsKey(n)) out.add(new TableModel.Change(n, null, List.of()));
             }
@@ -319,8 +318,8 @@ public final class ProxySync {
         TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         List<Diagnostic> diags = new ArrayList<>();
-        for (Map<IpFamily, ServiceState> m : services.values()) {
-            ServiceState st = m.get(f);
+        for (Map<IpFamily, ProxyState> m : services.values()) {
+            ProxyState st = m.get(f);
             ports.putAll(st.servicePorts());
             endpoints.putAll(st.endpoints());
             diags.addAll(st.diagnostics());
