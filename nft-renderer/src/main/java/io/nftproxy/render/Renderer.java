@@ -78,15 +78,24 @@ public final class Renderer {
     }
 
     public Table render(ProxyState state, NodeContext node) {
-        TableContent.Builder t = skeleton(state.family(), node, state.serviceCidrs());
+        return table(state.family(), node, state.serviceCidrs(), state.servicePorts().values().stream()
+                .map(sp -> fragment(sp, state.endpointsOf(sp.name()), node)).toList());
+    }
+
+    /** The skeleton, the fragments in service-port order, then the node's own elements, which upstream adds last. */
+    Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, List<ServicePortFragment> fragments) {
+        TableContent.Builder t = skeleton(family, node, serviceCidrs);
         int noLocalInternal = 0, noLocalExternal = 0;
-        for (ServicePort sp : state.servicePorts().values()) {
-            ServicePortFragment f = fragment(sp, state.endpointsOf(sp.name()), node);
+        for (ServicePortFragment f : fragments) {
             f.addTo(t);
             if (f.noLocalInternal()) noLocalInternal++;
             if (f.noLocalExternal()) noLocalExternal++;
         }
-        nodePortIPs(t, state.family(), node);
+        if (t.hasSet(TableSkeleton.NODEPORT_IPS)) {
+            for (IpAddress ip : node.nodePortIPs(family)) {
+                t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));
+            }
+        }
         return new Table(t.build(), noLocalInternal, noLocalExternal);
     }
 
@@ -95,18 +104,10 @@ public final class Renderer {
         return ServicePortRules.fragment(sp, endpoints, node, layout);
     }
 
-    /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */
+    /** The table without any service port: base chains, dispatch chains and rules, empty sets. */
     public TableContent.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
         TableContent.Builder t = TableContent.builder(family);
         TableSkeleton.write(t, family, node, serviceCidrs, layout);
         return t;
-    }
-
-    /** The node's own elements, which upstream adds after every service port's. */
-    void nodePortIPs(TableContent.Builder t, IpFamily family, NodeContext node) {
-        if (!t.hasSet(TableSkeleton.NODEPORT_IPS)) return;
-        for (IpAddress ip : node.nodePortIPs(family)) {
-            t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));
-        }
     }
 }
