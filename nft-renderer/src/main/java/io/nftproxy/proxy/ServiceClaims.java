@@ -14,8 +14,10 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * What Services claim beyond themselves: node ports, which only one Service can have, and addresses, where an
@@ -117,7 +119,7 @@ public final class ServiceClaims {
         }
         Set<String> affected = new HashSet<>();
         for (Port p : touched) {
-            if (java.util.Objects.equals(winnersBefore.get(p), winner(p))) continue;
+            if (Objects.equals(winnersBefore.get(p), winner(p))) continue;
             for (Claimant c : holders.getOrDefault(p, new TreeSet<>())) affected.add(c.service());
         }
         Set<IpAddress> newIPs = first == null ? Set.of() : clusterIPs(first);
@@ -212,21 +214,18 @@ public final class ServiceClaims {
     }
 
     private static Set<IpAddress> clusterIPs(ServiceObject svc) {
-        List<String> texts = new java.util.ArrayList<>(svc.clusterIPs());
-        if (svc.clusterIP() != null) texts.add(svc.clusterIP());
-        return parsed(texts);
+        return parsed(Stream.concat(svc.clusterIPs().stream(), Stream.ofNullable(svc.clusterIP())));
     }
 
     private static Set<IpAddress> exposed(ServiceObject svc) {
-        List<String> texts = new java.util.ArrayList<>(svc.externalIPs());
-        for (ServiceObject.LoadBalancerIngress i : svc.loadBalancerIngress()) if (i.ip() != null) texts.add(i.ip());
-        return parsed(texts);
+        return parsed(Stream.concat(svc.externalIPs().stream(),
+                svc.loadBalancerIngress().stream().map(ServiceObject.LoadBalancerIngress::ip).filter(Objects::nonNull)));
     }
 
     /** The addresses among {@code texts}; the rest the builder reports as invalid. */
-    private static Set<IpAddress> parsed(List<String> texts) {
+    private static Set<IpAddress> parsed(Stream<String> texts) {
         Set<IpAddress> out = new HashSet<>();
-        for (String t : texts) {
+        for (String t : texts.toList()) {
             try {
                 out.add(IpAddress.parse(t));
             } catch (InvalidInputException e) {
