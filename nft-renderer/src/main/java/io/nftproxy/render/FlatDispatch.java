@@ -109,7 +109,7 @@ final class FlatDispatch {
     static void rejectRule(TableContent.Builder t, String chain, List<Match> before, List<Field> key, String map) {
         List<Match> m = new ArrayList<>(before);
         m.add(new Match.SetLookup(key, map, false));
-        t.rule(rule(chain, m, List.of(decide(Verdict.gotoChain(TableSkeleton.REJECT_CHAIN))), null));
+        t.rule(rule(chain, m, List.of(decide(new Verdict.Goto(TableSkeleton.REJECT_CHAIN))), null));
     }
 
     /** A simple port's elements: kube-proxy's dispatch entries with verdict {@code continue}, and the flat ones. */
@@ -118,7 +118,7 @@ final class FlatDispatch {
         int n = cluster.size();
         Value proto = new Value.Proto(p);
         Value port = new Value.Port(svc.port());
-        Verdict next = Verdict.continueWithNextRule();
+        Verdict next = new Verdict.Continue();
         List<IpAddress> external = ServicePortRules.external(svc);
         List<IpAddress> all = Stream.concat(Stream.of(svc.clusterIP()), external.stream()).toList();
         for (IpAddress ip : all) out.add(new Element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), next, null));

@@ -58,7 +58,7 @@ final class ServicePortRules {
         if (layout.flat() && FlatDispatch.simple(svc, sel.cluster())) {
             FlatDispatch.elements(elements, svc, sel.cluster());
             hairpin(svc, sel.allReachable());
-            return fragment(n, false, false);
+            return new ServicePortFragment(n, sets, chains, rules, elements, false, false);
         }
         String clusterChain = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? ChainNames.service(n) : null;
         String localChain = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? ChainNames.local(n) : null;
@@ -68,9 +68,9 @@ final class ServicePortRules {
 
         // Without endpoints anywhere, connections are refused; with endpoints only elsewhere, a Local policy drops.
         // FLAT rejects through a fixed rule after the lookup, so that losing the last endpoint adds no goto element.
-        Verdict reject = layout.flat() ? Verdict.continueWithNextRule() : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
-        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : Verdict.drop()) : reject;
-        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : Verdict.drop()) : reject;
+        Verdict reject = layout.flat() ? new Verdict.Continue() : new Verdict.Goto(TableSkeleton.REJECT_CHAIN);
+        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : new Verdict.Drop()) : reject;
+        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : new Verdict.Drop()) : reject;
 
         // Chains first, so the elements below always point at something that exists.
         if (svc.hasAffinity()) endpointChains(svc, sel.allReachable());
@@ -81,31 +81,28 @@ final class ServicePortRules {
 
         String comment = n.elementComment();
         if (hasInternal) {
-            dispatch(TableSkeleton.SERVICE_IPS, svc, svc.clusterIP(), Verdict.gotoChain(internalChain), null);
+            dispatch(TableSkeleton.SERVICE_IPS, svc, svc.clusterIP(), new Verdict.Goto(internalChain), null);
         } else {
             dispatch(TableSkeleton.NO_ENDPOINT_SERVICES, svc, svc.clusterIP(), internalFilter, comment);
         }
         // Each set's elements keep upstream's order: externalIPs, then LoadBalancer IPs.
         for (IpAddress ip : external(svc)) {
-            if (hasEndpoints) dispatch(TableSkeleton.SERVICE_IPS, svc, ip, Verdict.gotoChain(externalChain), null);
+            if (hasEndpoints) dispatch(TableSkeleton.SERVICE_IPS, svc, ip, new Verdict.Goto(externalChain), null);
             if (!hasExternal) dispatch(TableSkeleton.NO_ENDPOINT_SERVICES, svc, ip, externalFilter, comment);
         }
         if (firewallChain != null) {
             for (IpAddress ip : svc.loadBalancerIPs()) {
-                dispatch(TableSkeleton.FIREWALL_IPS, svc, ip, Verdict.gotoChain(firewallChain), null);
+                dispatch(TableSkeleton.FIREWALL_IPS, svc, ip, new Verdict.Goto(firewallChain), null);
             }
         }
         if (svc.nodePort() != 0) {
             List<Value> key = List.of(new Value.Proto(svc.protocol()), new Value.Port(svc.nodePort()));
-            if (hasEndpoints) elements.add(new Element(TableSkeleton.SERVICE_NODEPORTS, key, Verdict.gotoChain(externalChain), null));
+            if (hasEndpoints) elements.add(new Element(TableSkeleton.SERVICE_NODEPORTS, key, new Verdict.Goto(externalChain), null));
             if (!hasExternal) elements.add(new Element(TableSkeleton.NO_ENDPOINT_NODEPORTS, key, externalFilter, comment));
         }
         hairpin(svc, sel.allReachable());
-        return fragment(n, hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
-    }
-
-    private ServicePortFragment fragment(ServicePortName n, boolean noLocalInternal, boolean noLocalExternal) {
-        return new ServicePortFragment(n, sets, chains, rules, elements, noLocalInternal, noLocalExternal);
+        return new ServicePortFragment(n, sets, chains, rules, elements, hasEndpoints && !hasInternal,
+                hasEndpoints && !hasExternal && svc.externallyAccessible());
     }
 
     /** An element of a set keyed {@code ip . proto . port} of this service port. */
@@ -145,8 +142,8 @@ final class ServicePortRules {
             for (Endpoint e : endpoints) {
                 String epChain = ChainNames.endpoint(svc.name(), e);
                 rules.add(rule(chain, List.of(new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false)),
-                        List.of(decide(Verdict.gotoChain(epChain))), null));
-                targets.add(Verdict.gotoChain(epChain));
+                        List.of(decide(new Verdict.Goto(epChain))), null));
+                targets.add(new Verdict.Goto(epChain));
             }
             if (layout.cascades()) {
                 for (int i = 0; i < targets.size(); i++) {
@@ -185,15 +182,15 @@ final class ServicePortRules {
         int mark = node.masqueradeMark();
         if (!svc.externalLocal()) {
             rules.add(rule(chain, List.of(), List.of(new Statement.MarkOr(mark)), "masquerade"));
-            rules.add(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(clusterChain))), null));
+            rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(clusterChain))), null));
             return;
         }
         node.podTraffic(svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
-                List.of(decide(Verdict.gotoChain(clusterChain))), "short-circuit pod traffic")));
+                List.of(decide(new Verdict.Goto(clusterChain))), "short-circuit pod traffic")));
         rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)), "masquerade local traffic"));
-        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(Verdict.gotoChain(clusterChain))),
+        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(new Verdict.Goto(clusterChain))),
                 "short-circuit local traffic"));
-        if (localChain != null) rules.add(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(localChain))), null));
+        if (localChain != null) rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(localChain))), null));
     }
 
     /**
@@ -206,7 +203,7 @@ final class ServicePortRules {
         boolean coversNode = node.nodeIPs(svc.family()).stream()
                 .anyMatch(ip -> svc.loadBalancerSourceRanges().stream().anyMatch(r -> r.contains(ip)));
         if (coversNode) svc.loadBalancerIPs().forEach(ip -> allowed.add(IpPrefix.host(ip)));
-        rules.add(rule(chain, List.of(new Match.AddrIn(Field.SADDR, true, allowed)), List.of(decide(Verdict.drop())), null));
+        rules.add(rule(chain, List.of(new Match.AddrIn(Field.SADDR, true, allowed)), List.of(decide(new Verdict.Drop())), null));
     }
 
     static Value addr(IpAddress ip) { return new Value.Addr(ip); }
