@@ -27,25 +27,9 @@ public final class EndpointSelector {
         }
         if (!svc.usesLocalEndpoints()) return new Selection(cluster, List.of(), cluster, hasAny);
 
-        boolean localReady = false;
-        boolean localServingTerminating = false;
-        for (Endpoint e : endpoints) {
-            if (e.ready()) {
-                hasAny = true;
-                localReady |= e.local();
-            } else if (e.servingTerminating()) {
-                hasAny = true;
-                localServingTerminating |= e.local();
-            }
-        }
-        List<Endpoint> local;
-        if (localReady) {
-            local = endpoints.stream().filter(e -> e.local() && e.ready()).toList();
-        } else if (localServingTerminating) {
-            local = endpoints.stream().filter(e -> e.local() && e.servingTerminating()).toList();
-        } else {
-            local = List.of();
-        }
+        hasAny |= endpoints.stream().anyMatch(e -> e.ready() || e.servingTerminating());
+        List<Endpoint> local = endpoints.stream().filter(e -> e.local() && e.ready()).toList();
+        if (local.isEmpty()) local = endpoints.stream().filter(e -> e.local() && e.servingTerminating()).toList();
         if (!svc.usesClusterEndpoints()) return new Selection(cluster, local, local, hasAny);
 
         Map<String, Endpoint> union = new LinkedHashMap<>();
