@@ -191,13 +191,7 @@ public final class NftSyntax {
                 fields(sb, v.fields());
                 sb.append(" vmap @").append(name(v.map()));
         } else if (s instanceof Statement.NumgenVmap n) {
-                sb.append("numgen random mod ").append(n.targets().size()).append(" vmap { ");
-                for (int i = 0; i < n.targets().size(); i++) {
-                    if (i > 0) sb.append(" , ");
-                    sb.append(i).append(" : ");
-                    verdict(sb, n.targets().get(i));
-                }
-                sb.append(" }");
+            numgenMap(sb, "vmap", n.targets(), v -> verdict(sb, v));
         } else if (s instanceof Statement.MarkOr m) {
             sb.append("mark set mark or ").append(hex(m.mark()));
         } else if (s instanceof Statement.MarkXor m) {
@@ -220,18 +214,19 @@ public final class NftSyntax {
 
     private void dnat(StringBuilder sb, Statement.Dnat d) {
         if (d.direct()) {
-            Statement.Target t = d.targets().get(0);
-            sb.append("dnat to ");
-            if (family == IpFamily.IPV6) sb.append('[').append(t.ip()).append("]:").append(t.port());
-            else sb.append(t.ip()).append(':').append(t.port());
-            return;
+            sb.append("dnat to ").append(d.targets().get(0).ip().withPort(d.targets().get(0).port()));
+        } else {
+            sb.append("dnat ").append(family.nftFamily()).append(" addr . port to ");
+            numgenMap(sb, "map", d.targets(), t -> sb.append(t.ip()).append(" . ").append(t.port()));
         }
-        sb.append("dnat ").append(family.nftFamily()).append(" addr . port to numgen random mod ")
-                .append(d.targets().size()).append(" map { ");
-        for (int i = 0; i < d.targets().size(); i++) {
-            if (i > 0) sb.append(" , ");
-            Statement.Target t = d.targets().get(i);
-            sb.append(i).append(" : ").append(t.ip()).append(" . ").append(t.port());
+    }
+
+    /** {@code numgen random mod N vmap { 0 : a , 1 : b }} (or {@code map}): each value for one draw. */
+    private static <T> void numgenMap(StringBuilder sb, String kind, List<T> values, Consumer<T> write) {
+        sb.append("numgen random mod ").append(values.size()).append(' ').append(kind).append(" { ");
+        for (int i = 0; i < values.size(); i++) {
+            sb.append(i == 0 ? "" : " , ").append(i).append(" : ");
+            write.accept(values.get(i));
         }
         sb.append(" }");
     }
