@@ -19,6 +19,7 @@ import io.nftproxy.proxy.ServicePortName;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 import static io.nftproxy.render.TableSkeleton.decide;
@@ -145,36 +146,30 @@ final class ServicePortRules {
                         List.of(decide(new Verdict.Goto(epChain))), null));
                 targets.add(new Verdict.Goto(epChain));
             }
-            if (layout.cascades()) {
-                for (int i = 0; i < targets.size(); i++) {
-                    rules.add(rule(chain, cascadeStep(List.of(), i, targets.size()), List.of(decide(targets.get(i))), null));
-                }
-            } else {
-                rules.add(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
-            }
+            pick(chain, List.of(), targets, Statement.Decide::new, Statement.NumgenVmap::new);
             return;
         }
-        List<Statement.Target> targets = endpoints.stream().map(ServicePortRules::target).toList();
-        Match proto = new Match.ProtoIs(svc.protocol());
-        if (layout.cascades()) {
-            for (int i = 0; i < targets.size(); i++) {
-                rules.add(rule(chain, cascadeStep(List.of(proto), i, targets.size()),
-                        List.of(new Statement.Dnat(List.of(targets.get(i)), true)), null));
-            }
-            return;
-        }
-        rules.add(rule(chain, List.of(proto), List.of(new Statement.Dnat(targets, false)), null));
+        pick(chain, List.of(new Match.ProtoIs(svc.protocol())), endpoints.stream().map(ServicePortRules::target).toList(),
+                t -> new Statement.Dnat(List.of(t), true), ts -> new Statement.Dnat(ts, false));
     }
 
     /**
-     * The matches of step {@code i} of {@code n} in a cascade: rule i is reached with probability (n-i)/n and takes
-     * its draw with probability 1/(n-i), so every step wins with probability 1/n; the last one takes what is left.
+     * A random pick among {@code targets}: upstream's one rule with an anonymous numgen map ({@code all}), or in a
+     * cascading layout one rule per target ({@code one}). Cascade rule i is reached with probability (n-i)/n and
+     * takes its draw with probability 1/(n-i), so every step wins with probability 1/n; the last takes what is left.
      */
-    private static List<Match> cascadeStep(List<Match> before, int i, int n) {
-        if (i == n - 1) return before;
-        List<Match> out = new ArrayList<>(before);
-        out.add(new Match.NumgenIs(n - i, 0));
-        return out;
+    private <T> void pick(String chain, List<Match> before, List<T> targets, Function<T, Statement> one,
+                          Function<List<T>, Statement> all) {
+        if (!layout.cascades()) {
+            rules.add(rule(chain, before, List.of(all.apply(targets)), null));
+            return;
+        }
+        int n = targets.size();
+        for (int i = 0; i < n; i++) {
+            List<Match> matches = new ArrayList<>(before);
+            if (i < n - 1) matches.add(new Match.NumgenIs(n - i, 0));
+            rules.add(rule(chain, matches, List.of(one.apply(targets.get(i))), null));
+        }
     }
 
     private void externalChain(ServicePort svc, String chain, String clusterChain, String localChain) {
