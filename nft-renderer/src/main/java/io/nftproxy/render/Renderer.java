@@ -49,8 +49,6 @@ public final class Renderer {
     /** kube-proxy 1.36's exact rule forms. */
     public static Renderer upstream() { return new Renderer(TableLayout.UPSTREAM); }
 
-    public TableLayout layout() { return layout; }
-
     /** Both families' tables, the validated states they were rendered from, and what was skipped. */
     public record Rendering(Map<IpFamily, Table> tables, Map<IpFamily, ProxyState> states, List<Diagnostic> diagnostics) {
         public TableContent table(IpFamily f) { return tables.get(f).table(); }
