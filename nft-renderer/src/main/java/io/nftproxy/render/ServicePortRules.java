@@ -108,7 +108,8 @@ final class ServicePortRules {
 
     /** An element of a set keyed {@code ip . proto . port} of this service port. */
     private void dispatch(String set, ServicePort svc, IpAddress ip, Verdict v, String comment) {
-        elements.add(new Element(set, List.of(addr(ip), new Value.Proto(svc.protocol()), new Value.Port(svc.port())), v, comment));
+        List<Value> key = List.of(addr(ip), new Value.Proto(svc.protocol()), new Value.Port(svc.port()));
+        elements.add(new Element(set, key, v, comment));
     }
 
     /** Local endpoints that connect to their own service come back masqueraded (their own address, upstream). */
@@ -116,7 +117,8 @@ final class ServicePortRules {
         Value proto = new Value.Proto(svc.protocol());
         for (Endpoint e : reachable) {
             if (e.local()) {
-                elements.add(new Element(TableSkeleton.HAIRPIN, List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port())), null, null));
+                List<Value> key = List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port()));
+                elements.add(new Element(TableSkeleton.HAIRPIN, key, null, null));
             }
         }
     }
@@ -142,8 +144,8 @@ final class ServicePortRules {
             List<Verdict> targets = new ArrayList<>();
             for (Endpoint e : endpoints) {
                 String epChain = ChainNames.endpoint(svc.name(), e);
-                rules.add(rule(chain, List.of(new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false)),
-                        List.of(decide(new Verdict.Goto(epChain))), null));
+                Match sticky = new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false);
+                rules.add(rule(chain, List.of(sticky), List.of(decide(new Verdict.Goto(epChain))), null));
                 targets.add(new Verdict.Goto(epChain));
             }
             pick(chain, List.of(), targets, Statement.Decide::new, Statement.NumgenVmap::new);
@@ -182,7 +184,8 @@ final class ServicePortRules {
         }
         node.podTraffic(svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
                 List.of(decide(new Verdict.Goto(clusterChain))), "short-circuit pod traffic")));
-        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)), "masquerade local traffic"));
+        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)),
+                "masquerade local traffic"));
         rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(new Verdict.Goto(clusterChain))),
                 "short-circuit local traffic"));
         if (localChain != null) rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(localChain))), null));
