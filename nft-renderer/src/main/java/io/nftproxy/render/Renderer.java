@@ -76,12 +76,13 @@ public final class Renderer {
     }
 
     public Table render(ProxyState state, NodeContext node) {
-        return table(state.family(), node, state.serviceCidrs(), state.servicePorts().values().stream()
-                .map(sp -> fragment(sp, state.endpointsOf(sp.name()), node)).toList());
+        // Lazily: each fragment is garbage once added, as in a render without fragments.
+        return table(state.family(), node, state.serviceCidrs(), () -> state.servicePorts().values().stream()
+                .map(sp -> fragment(sp, state.endpointsOf(sp.name()), node)).iterator());
     }
 
     /** The skeleton, the fragments in service-port order, then the node's own elements, which upstream adds last. */
-    Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, List<ServicePortFragment> fragments) {
+    Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, Iterable<ServicePortFragment> fragments) {
         TableContent.Builder t = skeleton(family, node, serviceCidrs);
         int noLocalInternal = 0, noLocalExternal = 0;
         for (ServicePortFragment f : fragments) {
