@@ -96,10 +96,9 @@ public final class ServiceClaims {
         Set<Port> before = byService.getOrDefault(service, Set.of());
         Claimant old = claimants.get(service);
         Map<Port, String> winnersBefore = new HashMap<>();
-        Set<Port> after = new HashSet<>();
         // Of duplicates, the first is the one the builder keeps.
         ServiceObject first = objects.isEmpty() ? null : objects.get(0);
-        if (first != null) after.addAll(ports(first));
+        Set<Port> after = first == null ? Set.of() : ports(first);
         Claimant now = first == null ? null : new Claimant(service, created(first.meta().creationTimestamp()));
         Set<Port> touched = new HashSet<>(before);
         touched.addAll(after);
