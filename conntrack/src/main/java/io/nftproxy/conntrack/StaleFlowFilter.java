@@ -4,7 +4,7 @@ import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ServicePortView;
+import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 
 import java.util.Collections;
@@ -61,7 +61,7 @@ public final class StaleFlowFilter {
     }
 
     /** The maps of one family's UDP service ports (all of them, or one Service's) to their serving endpoint IPs. */
-    public static StaleFlowFilter of(ServicePortView state) {
+    public static StaleFlowFilter of(ProxyState state) {
         Map<AddressPort, Set<IpAddress>> byAddress = new HashMap<>();
         Map<Integer, Set<IpAddress>> byNodePort = new HashMap<>();
         for (ServicePort sp : state.servicePorts().values()) {

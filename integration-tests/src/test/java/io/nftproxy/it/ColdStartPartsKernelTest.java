@@ -13,6 +13,7 @@ import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Value;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import io.nftproxy.sync.KernelTable;
 import io.nftproxy.sync.SyncResult;
 import org.junit.jupiter.api.Assumptions;
@@ -58,7 +59,7 @@ class ColdStartPartsKernelTest {
                     .slice(slice("a", name, name + "-1").port("http", "TCP", 8080)
                             .ready("10.180." + (i / 250) + "." + (i % 250 + 1), NODE).ready("10.181." + (i / 250) + "." + (i % 250 + 1), NODE).build());
         }
-        return Renderer.fast().render(c.snapshot(), TestClusters.node()).table(V4);
+        return new Renderer(TableLayout.FAST).render(c.snapshot(), TestClusters.node()).table(V4);
     }
 
     @Test

@@ -12,8 +12,6 @@ public record ClusterSnapshot(List<ServiceObject> services, List<EndpointSliceOb
         serviceCidrs = ServiceObject.copy(serviceCidrs);
     }
 
-    public static ClusterSnapshot empty() { return new ClusterSnapshot(List.of(), List.of(), List.of(), List.of()); }
-
     public NodeObject node(String name) {
         return nodes.stream().filter(n -> name != null && name.equals(n.meta().name())).findFirst().orElse(null);
     }

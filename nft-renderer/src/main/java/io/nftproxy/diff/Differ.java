@@ -40,10 +40,8 @@ public final class Differ {
      */
     public static Diff diff(TableContent applied, TableContent desired) {
         if (applied != null && applied.family() != desired.family()) throw new IllegalArgumentException("family mismatch");
+        if (applied == null) return new Diff(Transaction.creating(desired), List.of());
         Transaction tx = new Transaction(desired.family());
-        if (applied == null) {
-            return new Diff(Transaction.creating(desired), List.of());
-        }
 
         // Sets whose definition changed are deleted and re-added; every chain that uses one is rewritten too.
         Set<String> recreatedSets = new LinkedHashSet<>();
@@ -69,15 +67,14 @@ public final class Differ {
         }
         List<String> stale = new ArrayList<>();
         Set<String> flushStale = new LinkedHashSet<>();
+        Set<String> goneSets = new HashSet<>(deletedSets);
+        goneSets.addAll(recreatedSets);
         for (Chain c : applied.chains().values()) {
-            if (desired.chain(c.name()) != null) continue;
-            stale.add(c.name());
-            if (!applied.rules(c.name()).isEmpty()) flushStale.add(c.name());
-        }
-        // A chain still using a set about to be deleted must be emptied first, even if otherwise unchanged.
-        for (Chain c : applied.chains().values()) {
-            if (desired.chain(c.name()) != null && !rewritten.contains(c.name())
-                    && usesAny(applied.rules(c.name()), union(deletedSets, recreatedSets))) {
+            if (desired.chain(c.name()) == null) {
+                stale.add(c.name());
+                if (!applied.rules(c.name()).isEmpty()) flushStale.add(c.name());
+            } else if (!rewritten.contains(c.name()) && usesAny(applied.rules(c.name()), goneSets)) {
+                // A chain still using a set about to be deleted must be emptied first, even if otherwise unchanged.
                 rewritten.add(c.name());
             }
         }
@@ -152,11 +149,5 @@ public final class Differ {
         if (sets.isEmpty()) return false;
         for (Rule r : rules) for (String s : r.setRefs()) if (sets.contains(s)) return true;
         return false;
-    }
-
-    private static Set<String> union(Set<String> a, Set<String> b) {
-        Set<String> u = new HashSet<>(a);
-        u.addAll(b);
-        return u;
     }
 }

@@ -7,18 +7,15 @@ package io.nftproxy.net;
 public final class InvalidInputException extends RuntimeException {
     private static final long serialVersionUID = 1L;
     private final String field;
-    private final String value;
     private final String allowed;
 
     public InvalidInputException(String field, String value, String allowed) {
         super(field + ": invalid value " + printable(value) + " (allowed: " + allowed + ")");
         this.field = field;
-        this.value = value;
         this.allowed = allowed;
     }
 
     public String field() { return field; }
-    public String value() { return value; }
     public String allowed() { return allowed; }
 
     /**

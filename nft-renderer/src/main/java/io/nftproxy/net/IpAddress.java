@@ -106,20 +106,12 @@ public final class IpAddress implements Comparable<IpAddress> {
     }
 
     private static byte[] parseV4(String s) {
-        String[] parts = s.split("\\.", -1);
-        if (parts.length != 4) return null;
+        int[] n = numbers(s, "\\.", 10, 3);
+        if (n == null || n.length != 4) return null;
         byte[] out = new byte[4];
         for (int i = 0; i < 4; i++) {
-            String p = parts[i];
-            if (p.isEmpty() || p.length() > 3) return null;
-            int v = 0;
-            for (int j = 0; j < p.length(); j++) {
-                char c = p.charAt(j);
-                if (c < '0' || c > '9') return null;
-                v = v * 10 + (c - '0');
-            }
-            if (v > 255) return null;
-            out[i] = (byte) v;
+            if (n[i] > 255) return null;
+            out[i] = (byte) n[i];
         }
         return out;
     }
@@ -149,19 +141,21 @@ public final class IpAddress implements Comparable<IpAddress> {
     }
 
     private static int[] groups(String s) {
-        if (s.isEmpty()) return new int[0];
-        String[] parts = s.split(":", -1);
+        return s.isEmpty() ? new int[0] : numbers(s, ":", 16, 4);
+    }
+
+    /** The numbers of {@code s} split at {@code sep}, each 1 to {@code maxDigits} ASCII digits; null if it is not that. */
+    private static int[] numbers(String s, String sep, int radix, int maxDigits) {
+        String[] parts = s.split(sep, -1);
         int[] out = new int[parts.length];
         for (int i = 0; i < parts.length; i++) {
             String p = parts[i];
-            if (p.isEmpty() || p.length() > 4) return null;
-            int v = 0;
+            if (p.isEmpty() || p.length() > maxDigits) return null;
             for (int j = 0; j < p.length(); j++) {
-                int d = Character.digit(p.charAt(j), 16);
+                int d = Character.digit(p.charAt(j), radix);
                 if (d < 0 || p.charAt(j) > 'f') return null;
-                v = v * 16 + d;
+                out[i] = out[i] * radix + d;
             }
-            out[i] = v;
         }
         return out;
     }

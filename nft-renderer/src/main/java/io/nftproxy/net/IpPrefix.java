@@ -16,10 +16,7 @@ public record IpPrefix(IpAddress address, int length) implements Comparable<IpPr
         if (s == null) throw new InvalidInputException("cidr", null, "a CIDR such as 10.0.0.0/8");
         String t = s.strip();
         int slash = t.indexOf('/');
-        if (slash < 0) {
-            IpAddress a = IpAddress.parse(t);
-            return new IpPrefix(a, a.family().bits());
-        }
+        if (slash < 0) return host(IpAddress.parse(t));
         IpAddress a;
         int len;
         try {

@@ -1,6 +1,8 @@
 package io.nftproxy.nft;
 
 import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * A named set, or a map when {@code valueType} is non-null: {@code verdict}, or for a data map the concatenated
@@ -42,12 +44,9 @@ public record NftSet(String name, List<String> keyType, String valueType, List<S
      * {@code addrType} is the family's address type ({@code ipv4_addr} / {@code ipv6_addr}).
      */
     public static NftSet typeofMap(String name, Typeof t, String addrType, String comment) {
-        List<String> key = new java.util.ArrayList<>();
-        for (Field f : t.key()) key.add(typeName(f, addrType));
-        key.add("integer");
-        List<String> data = new java.util.ArrayList<>();
-        for (Field f : t.data()) data.add(typeName(f, addrType));
-        return new NftSet(name, key, String.join(" . ", data), List.of(), 0, comment, t);
+        List<String> key = Stream.concat(t.key().stream().map(f -> typeName(f, addrType)), Stream.of("integer")).toList();
+        String data = t.data().stream().map(f -> typeName(f, addrType)).collect(Collectors.joining(" . "));
+        return new NftSet(name, key, data, List.of(), 0, comment, t);
     }
 
     private static String typeName(Field f, String addrType) {

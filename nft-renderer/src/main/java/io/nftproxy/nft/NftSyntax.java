@@ -4,6 +4,7 @@ import io.nftproxy.net.IpFamily;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -51,17 +52,18 @@ public final class NftSyntax {
 
     public void command(StringBuilder sb, Command c) {
         sb.append(c.verb().nft()).append(' ');
+        boolean adds = c.verb() == Verb.ADD || c.verb() == Verb.CREATE;
         String fam = family.nftFamily();
         String t = TableContent.TABLE_NAME;
         NftObject o = c.object();
         if (o instanceof TableSpec ts) {
                 sb.append("table ").append(fam).append(' ').append(t);
-                if (c.verb() == Verb.ADD || c.verb() == Verb.CREATE) {
+                if (adds) {
                     sb.append(" { comment \"").append(comment(ts.comment())).append("\" ; }");
                 }
         } else if (o instanceof Chain ch) {
                 sb.append("chain ").append(fam).append(' ').append(t).append(' ').append(name(ch.name()));
-                if ((ch.isBase() || ch.comment() != null) && (c.verb() == Verb.ADD || c.verb() == Verb.CREATE)) {
+                if ((ch.isBase() || ch.comment() != null) && adds) {
                     sb.append(" {");
                     Chain.Hook h = ch.hook();
                     if (h != null) {
@@ -76,10 +78,10 @@ public final class NftSyntax {
                 rule(sb, r);
         } else if (o instanceof NftSet s) {
                 sb.append(s.isMap() ? "map " : "set ").append(fam).append(' ').append(t).append(' ').append(name(s.name()));
-                if (c.verb() == Verb.ADD || c.verb() == Verb.CREATE) setBody(sb, s);
+                if (adds) setBody(sb, s);
         } else if (o instanceof Element e) {
                 sb.append("element ").append(fam).append(' ').append(t).append(' ').append(name(e.set())).append(" { ");
-                element(sb, e, c.verb() == Verb.ADD || c.verb() == Verb.CREATE);
+                element(sb, e, adds);
                 sb.append(" }");
         }
     }
@@ -118,10 +120,7 @@ public final class NftSyntax {
     }
 
     private void element(StringBuilder sb, Element e, boolean withPayload) {
-        for (int i = 0; i < e.key().size(); i++) {
-            if (i > 0) sb.append(" . ");
-            value(sb, e.key().get(i));
-        }
+        join(sb, e.key(), " . ", v -> value(sb, v));
         if (!withPayload) return;
         if (e.comment() != null && caps.elementComments()) sb.append(" comment \"").append(comment(e.comment())).append('"');
         if (e.value() != null) {
@@ -146,17 +145,9 @@ public final class NftSyntax {
     }
 
     private void rule(StringBuilder sb, Rule r) {
-        boolean first = true;
-        for (Match m : r.matches()) {
-            if (!first) sb.append(' ');
-            first = false;
-            match(sb, m);
-        }
-        for (Statement s : r.statements()) {
-            if (!first) sb.append(' ');
-            first = false;
-            statement(sb, s);
-        }
+        join(sb, r.matches(), " ", m -> match(sb, m));
+        if (!r.matches().isEmpty()) sb.append(' ');
+        join(sb, r.statements(), " ", s -> statement(sb, s));
         if (r.comment() != null) sb.append(" comment \"").append(comment(r.comment())).append('"');
     }
 
@@ -175,10 +166,7 @@ public final class NftSyntax {
                     sb.append(a.prefixes().get(0));
                 } else {
                     sb.append("{ ");
-                    for (int i = 0; i < a.prefixes().size(); i++) {
-                        if (i > 0) sb.append(", ");
-                        sb.append(a.prefixes().get(i));
-                    }
+                    join(sb, a.prefixes(), ", ", sb::append);
                     sb.append(" }");
                 }
         } else if (m instanceof Match.ProtoIs p) {
@@ -203,13 +191,7 @@ public final class NftSyntax {
                 fields(sb, v.fields());
                 sb.append(" vmap @").append(name(v.map()));
         } else if (s instanceof Statement.NumgenVmap n) {
-                sb.append("numgen random mod ").append(n.targets().size()).append(" vmap { ");
-                for (int i = 0; i < n.targets().size(); i++) {
-                    if (i > 0) sb.append(" , ");
-                    sb.append(i).append(" : ");
-                    verdict(sb, n.targets().get(i));
-                }
-                sb.append(" }");
+            numgenMap(sb, "vmap", n.targets(), v -> verdict(sb, v));
         } else if (s instanceof Statement.MarkOr m) {
             sb.append("mark set mark or ").append(hex(m.mark()));
         } else if (s instanceof Statement.MarkXor m) {
@@ -232,29 +214,26 @@ public final class NftSyntax {
 
     private void dnat(StringBuilder sb, Statement.Dnat d) {
         if (d.direct()) {
-            Statement.Target t = d.targets().get(0);
-            sb.append("dnat to ");
-            if (family == IpFamily.IPV6) sb.append('[').append(t.ip()).append("]:").append(t.port());
-            else sb.append(t.ip()).append(':').append(t.port());
-            return;
+            sb.append("dnat to ").append(d.targets().get(0).ip().withPort(d.targets().get(0).port()));
+        } else {
+            sb.append("dnat ").append(family.nftFamily()).append(" addr . port to ");
+            numgenMap(sb, "map", d.targets(), t -> sb.append(t.ip()).append(" . ").append(t.port()));
         }
-        sb.append("dnat ").append(family.nftFamily()).append(" addr . port to numgen random mod ")
-                .append(d.targets().size()).append(" map { ");
-        for (int i = 0; i < d.targets().size(); i++) {
-            if (i > 0) sb.append(" , ");
-            Statement.Target t = d.targets().get(i);
-            sb.append(i).append(" : ").append(t.ip()).append(" . ").append(t.port());
+    }
+
+    /** {@code numgen random mod N vmap { 0 : a , 1 : b }} (or {@code map}): each value for one draw. */
+    private static <T> void numgenMap(StringBuilder sb, String kind, List<T> values, Consumer<T> write) {
+        sb.append("numgen random mod ").append(values.size()).append(' ').append(kind).append(" { ");
+        for (int i = 0; i < values.size(); i++) {
+            sb.append(i == 0 ? "" : " , ").append(i).append(" : ");
+            write.accept(values.get(i));
         }
         sb.append(" }");
     }
 
-    private void verdict(StringBuilder sb, Verdict v) {
-        if (v instanceof Verdict.Jump j) sb.append("jump ").append(name(j.chain()));
-        else if (v instanceof Verdict.Goto g) sb.append("goto ").append(name(g.chain()));
-        else if (v instanceof Verdict.Drop) sb.append("drop");
-        else if (v instanceof Verdict.Accept) sb.append("accept");
-        else if (v instanceof Verdict.Return) sb.append("return");
-        else if (v instanceof Verdict.Continue) sb.append("continue");
+    private static void verdict(StringBuilder sb, Verdict v) {
+        if (v.target() != null) name(v.target());
+        sb.append(v.text());
     }
 
     /** Fields as nft spells them in this family, joined by {@code " . "}: {@code ip daddr . tcp dport}. */
@@ -265,9 +244,14 @@ public final class NftSyntax {
     }
 
     private void fields(StringBuilder sb, List<Field> fs) {
-        for (int i = 0; i < fs.size(); i++) {
-            if (i > 0) sb.append(" . ");
-            field(sb, fs.get(i));
+        join(sb, fs, " . ", f -> field(sb, f));
+    }
+
+    /** Writes each item with {@code write}, {@code sep} between two. */
+    private static <T> void join(StringBuilder sb, List<T> items, String sep, Consumer<T> write) {
+        for (int i = 0; i < items.size(); i++) {
+            if (i > 0) sb.append(sep);
+            write.accept(items.get(i));
         }
     }
 

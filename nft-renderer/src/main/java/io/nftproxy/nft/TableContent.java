@@ -37,7 +37,6 @@ public final class TableContent {
     }
 
     public IpFamily family() { return family; }
-    public String name() { return TABLE_NAME; }
     public Map<String, Chain> chains() { return chains; }
     public Chain chain(String name) { return chains.get(name); }
     public List<Rule> rules(String chain) { return rules.getOrDefault(chain, List.of()); }

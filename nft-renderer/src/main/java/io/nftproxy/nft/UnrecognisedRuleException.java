@@ -42,14 +42,8 @@ public final class UnrecognisedRuleException extends Exception {
     private static String message(List<Item> items) {
         StringBuilder b = new StringBuilder("table kube-proxy holds ").append(items.size())
                 .append(" item(s) nftproxy does not write:");
-        int shown = 0;
-        for (Item i : items) {
-            if (shown++ == 20) {
-                b.append("\n  ... and ").append(items.size() - 20).append(" more");
-                break;
-            }
-            b.append("\n  ").append(i);
-        }
+        items.stream().limit(20).forEach(i -> b.append("\n  ").append(i));
+        if (items.size() > 20) b.append("\n  ... and ").append(items.size() - 20).append(" more");
         return b.toString();
     }
 }

@@ -14,14 +14,9 @@ public sealed interface Verdict {
      */
     record Continue() implements Verdict {}
 
-    static Verdict gotoChain(String chain) { return new Goto(chain); }
-    static Verdict jump(String chain) { return new Jump(chain); }
-    static Verdict drop() { return new Drop(); }
-    static Verdict continueWithNextRule() { return new Continue(); }
-
     /**
-     * How nft spells the verdict, for explanations and diffs. Not for scripts: {@link NftSyntax} writes those and
-     * refuses unsafe names; this one must also show what a kernel listing holds.
+     * How nft spells the verdict. {@link NftSyntax} writes it into a script only after refusing an unsafe chain name;
+     * explanations and diffs show what a kernel listing holds as it is.
      */
     default String text() {
         if (this instanceof Jump j) return "jump " + j.chain();

@@ -14,46 +14,28 @@ public final class EndpointSelector {
 
     /** The selection for one service port. {@code hasAnyEndpoints}: a usable endpoint exists anywhere. */
     public record Selection(List<Endpoint> cluster, List<Endpoint> local, List<Endpoint> allReachable,
-                            boolean hasAnyEndpoints, String topologyMode) {}
+                            boolean hasAnyEndpoints) {}
 
     public static Selection select(ServicePort svc, List<Endpoint> endpoints, NodeContext node) {
         List<Endpoint> cluster = List.of();
         boolean hasAny = false;
-        String mode = "";
         if (svc.usesClusterEndpoints()) {
-            mode = topologyMode(endpoints, node);
-            final String m = mode;
-            cluster = endpoints.stream().filter(e -> e.ready() && availableFor(e, m, node)).toList();
+            String mode = topologyMode(endpoints, node);
+            cluster = endpoints.stream().filter(e -> e.ready() && availableFor(e, mode, node)).toList();
             if (cluster.isEmpty()) cluster = endpoints.stream().filter(Endpoint::servingTerminating).toList();
             hasAny = !cluster.isEmpty();
         }
-        if (!svc.usesLocalEndpoints()) return new Selection(cluster, List.of(), cluster, hasAny, mode);
+        if (!svc.usesLocalEndpoints()) return new Selection(cluster, List.of(), cluster, hasAny);
 
-        boolean localReady = false;
-        boolean localServingTerminating = false;
-        for (Endpoint e : endpoints) {
-            if (e.ready()) {
-                hasAny = true;
-                localReady |= e.local();
-            } else if (e.servingTerminating()) {
-                hasAny = true;
-                localServingTerminating |= e.local();
-            }
-        }
-        List<Endpoint> local;
-        if (localReady) {
-            local = endpoints.stream().filter(e -> e.local() && e.ready()).toList();
-        } else if (localServingTerminating) {
-            local = endpoints.stream().filter(e -> e.local() && e.servingTerminating()).toList();
-        } else {
-            local = List.of();
-        }
-        if (!svc.usesClusterEndpoints()) return new Selection(cluster, local, local, hasAny, mode);
+        hasAny |= endpoints.stream().anyMatch(e -> e.ready() || e.servingTerminating());
+        List<Endpoint> local = endpoints.stream().filter(e -> e.local() && e.ready()).toList();
+        if (local.isEmpty()) local = endpoints.stream().filter(e -> e.local() && e.servingTerminating()).toList();
+        if (!svc.usesClusterEndpoints()) return new Selection(cluster, local, local, hasAny);
 
         Map<String, Endpoint> union = new LinkedHashMap<>();
         for (Endpoint e : cluster) union.put(e.hostPort(), e);
         for (Endpoint e : local) union.put(e.hostPort(), e);
-        return new Selection(cluster, local, Endpoint.sortedByHostPort(union.values()), hasAny, mode);
+        return new Selection(cluster, local, Endpoint.sortedByHostPort(union.values()), hasAny);
     }
 
     /** "PreferSameNode", "PreferSameZone" or "" from the hints on the ready endpoints. */

@@ -57,10 +57,7 @@ public final class Names {
 
     /** {@code [a-z0-9]([-a-z0-9]*[a-z0-9])?}. */
     private static boolean isLabel(String s, int from, int to) {
-        if (from >= to) return false;
-        char first = s.charAt(from);
-        if (!isAlnum(first)) return false;
-        if (!isAlnum(s.charAt(to - 1))) return false;
+        if (from >= to || !isAlnum(s.charAt(from)) || !isAlnum(s.charAt(to - 1))) return false;
         for (int i = from + 1; i < to - 1; i++) {
             char c = s.charAt(i);
             if (c != '-' && !isAlnum(c)) return false;

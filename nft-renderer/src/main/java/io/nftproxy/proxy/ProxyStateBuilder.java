@@ -64,10 +64,10 @@ public final class ProxyStateBuilder {
      * {@code kubernetes.io/service-name} label name that Service. The same code as {@link #build}: the union of
      * every Service's state and the ServiceCIDRs of {@code build} over no services is {@code build}'s state.
      */
-    public static ServiceState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
-                                            IpFamily family, String nodeName, ServiceClaims claims) {
+    public static ProxyState buildService(List<ServiceObject> services, List<EndpointSliceObject> slices,
+                                          IpFamily family, String nodeName, ServiceClaims claims) {
         ProxyStateBuilder b = new ProxyStateBuilder(family, nodeName, claims);
-        return new ServiceState(family, b.servicePorts(services), b.mergeSlices(slices), b.diagnostics);
+        return new ProxyState(family, b.servicePorts(services), b.mergeSlices(slices), List.of(), b.diagnostics);
     }
 
     /** True for a Service kube-proxy serves a health-check NodePort for: an eTP=Local LoadBalancer. */
@@ -97,14 +97,7 @@ public final class ProxyStateBuilder {
         Map<ServicePortName, List<Endpoint>> endpoints = mergeSlices(snapshot.endpointSlices());
         List<IpPrefix> cidrs = new ArrayList<>();
         for (ServiceCidrObject sc : snapshot.serviceCidrs()) {
-            for (String c : sc.cidrs()) {
-                try {
-                    IpPrefix p = IpPrefix.parse(c);
-                    if (p.family() == family && !cidrs.contains(p)) cidrs.add(p);
-                } catch (InvalidInputException e) {
-                    skip("ServiceCIDR", sc.meta().key(), "spec.cidrs", e.getMessage());
-                }
-            }
+            prefixes(sc.cidrs(), cidrs, "ServiceCIDR", sc.meta().key(), "spec.cidrs");
         }
         cidrs.sort(Comparator.naturalOrder());
         return new ProxyState(family, ports, endpoints, cidrs, diagnostics);
@@ -151,14 +144,7 @@ public final class ProxyStateBuilder {
                 .map(ServiceObject.LoadBalancerIngress::ip).toList();
         List<IpAddress> lbIPs = addresses(key, "status.loadBalancer.ingress.ip", lbIngress);
         List<IpPrefix> ranges = new ArrayList<>();
-        for (String r : svc.loadBalancerSourceRanges()) {
-            try {
-                IpPrefix p = IpPrefix.parse(r);
-                if (p.family() == family && !ranges.contains(p)) ranges.add(p);
-            } catch (InvalidInputException e) {
-                skip("Service", key, "spec.loadBalancerSourceRanges", e.getMessage());
-            }
-        }
+        prefixes(svc.loadBalancerSourceRanges(), ranges, "Service", key, "spec.loadBalancerSourceRanges");
         int affinity = affinityTimeout(svc, key);
         boolean iLocal = policyIsLocal(svc.internalTrafficPolicy(), key, "spec.internalTrafficPolicy");
         boolean eLocal = policyIsLocal(svc.externalTrafficPolicy(), key, "spec.externalTrafficPolicy");
@@ -244,6 +230,18 @@ public final class ProxyStateBuilder {
             }
         }
         return out;
+    }
+
+    /** Adds the prefixes of this family among {@code texts} to {@code out}, each once; reports the invalid ones. */
+    private void prefixes(List<String> texts, List<IpPrefix> out, String kind, String object, String field) {
+        for (String t : texts) {
+            try {
+                IpPrefix p = IpPrefix.parse(t);
+                if (p.family() == family && !out.contains(p)) out.add(p);
+            } catch (InvalidInputException e) {
+                skip(kind, object, field, e.getMessage());
+            }
+        }
     }
 
     private int affinityTimeout(ServiceObject svc, String key) {

@@ -14,8 +14,10 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * What Services claim beyond themselves: node ports, which only one Service can have, and addresses, where an
@@ -94,10 +96,9 @@ public final class ServiceClaims {
         Set<Port> before = byService.getOrDefault(service, Set.of());
         Claimant old = claimants.get(service);
         Map<Port, String> winnersBefore = new HashMap<>();
-        Set<Port> after = new HashSet<>();
         // Of duplicates, the first is the one the builder keeps.
         ServiceObject first = objects.isEmpty() ? null : objects.get(0);
-        if (first != null) after.addAll(ports(first));
+        Set<Port> after = first == null ? Set.of() : ports(first);
         Claimant now = first == null ? null : new Claimant(service, created(first.meta().creationTimestamp()));
         Set<Port> touched = new HashSet<>(before);
         touched.addAll(after);
@@ -117,7 +118,7 @@ public final class ServiceClaims {
         }
         Set<String> affected = new HashSet<>();
         for (Port p : touched) {
-            if (java.util.Objects.equals(winnersBefore.get(p), winner(p))) continue;
+            if (Objects.equals(winnersBefore.get(p), winner(p))) continue;
             for (Claimant c : holders.getOrDefault(p, new TreeSet<>())) affected.add(c.service());
         }
         Set<IpAddress> newIPs = first == null ? Set.of() : clusterIPs(first);
@@ -212,21 +213,18 @@ public final class ServiceClaims {
     }
 
     private static Set<IpAddress> clusterIPs(ServiceObject svc) {
-        List<String> texts = new java.util.ArrayList<>(svc.clusterIPs());
-        if (svc.clusterIP() != null) texts.add(svc.clusterIP());
-        return parsed(texts);
+        return parsed(Stream.concat(svc.clusterIPs().stream(), Stream.ofNullable(svc.clusterIP())));
     }
 
     private static Set<IpAddress> exposed(ServiceObject svc) {
-        List<String> texts = new java.util.ArrayList<>(svc.externalIPs());
-        for (ServiceObject.LoadBalancerIngress i : svc.loadBalancerIngress()) if (i.ip() != null) texts.add(i.ip());
-        return parsed(texts);
+        return parsed(Stream.concat(svc.externalIPs().stream(),
+                svc.loadBalancerIngress().stream().map(ServiceObject.LoadBalancerIngress::ip).filter(Objects::nonNull)));
     }
 
     /** The addresses among {@code texts}; the rest the builder reports as invalid. */
-    private static Set<IpAddress> parsed(List<String> texts) {
+    private static Set<IpAddress> parsed(Stream<String> texts) {
         Set<IpAddress> out = new HashSet<>();
-        for (String t : texts) {
+        for (String t : texts.toList()) {
             try {
                 out.add(IpAddress.parse(t));
             } catch (InvalidInputException e) {

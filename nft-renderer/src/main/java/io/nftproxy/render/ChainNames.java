@@ -36,9 +36,17 @@ public final class ChainNames {
         return n.chainBase() + "__" + ip + "/" + e.port();
     }
 
-    /** The 8-character hash of a base string. */
+    /**
+     * The 8-character hash of a base string: RFC 4648 base32 (upper case) of its SHA-256, of which the 8 characters
+     * kept are exactly the first 5 bytes.
+     */
     public static String hash(String base) {
-        return base32(sha256(base)).substring(0, 8);
+        byte[] digest = SHA256.get().digest(base.getBytes(StandardCharsets.UTF_8));
+        long bits = 0;
+        for (int i = 0; i < 5; i++) bits = bits << 8 | (digest[i] & 0xff);
+        char[] out = new char[8];
+        for (int i = 0; i < 8; i++) out[i] = BASE32[(int) (bits >>> (35 - 5 * i)) & 31];
+        return new String(out);
     }
 
     static String hashAndTruncate(String base) {
@@ -58,25 +66,4 @@ public final class ChainNames {
             throw new IllegalStateException("SHA-256 is required of every JRE", e);
         }
     });
-
-    private static byte[] sha256(String s) {
-        return SHA256.get().digest(s.getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** RFC 4648 base32, upper case (padding never reaches the 8 characters we keep). */
-    static String base32(byte[] data) {
-        StringBuilder sb = new StringBuilder((data.length * 8 + 4) / 5);
-        int buffer = 0, bits = 0;
-        for (byte d : data) {
-            buffer = (buffer << 8) | (d & 0xff);
-            bits += 8;
-            while (bits >= 5) {
-                sb.append(BASE32[(buffer >> (bits - 5)) & 31]);
-                bits -= 5;
-            }
-        }
-        if (bits > 0) sb.append(BASE32[(buffer << (5 - bits)) & 31]);
-        while (sb.length() % 8 != 0) sb.append('=');
-        return sb.toString();
-    }
 }

@@ -16,8 +16,11 @@ import io.nftproxy.proxy.ServicePort;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static io.nftproxy.render.TableSkeleton.decide;
+import static io.nftproxy.render.ServicePortRules.addr;
+import static io.nftproxy.render.ServicePortRules.target;
 import static io.nftproxy.render.TableSkeleton.rule;
 
 /**
@@ -106,39 +109,32 @@ final class FlatDispatch {
     static void rejectRule(TableContent.Builder t, String chain, List<Match> before, List<Field> key, String map) {
         List<Match> m = new ArrayList<>(before);
         m.add(new Match.SetLookup(key, map, false));
-        t.rule(rule(chain, m, List.of(decide(Verdict.gotoChain(TableSkeleton.REJECT_CHAIN))), null));
+        t.rule(rule(chain, m, List.of(decide(new Verdict.Goto(TableSkeleton.REJECT_CHAIN))), null));
     }
 
     /** A simple port's elements: kube-proxy's dispatch entries with verdict {@code continue}, and the flat ones. */
-    static void elements(ServicePortFragment.Builder t, ServicePort svc, List<Endpoint> cluster) {
+    static void elements(List<Element> out, ServicePort svc, List<Endpoint> cluster) {
         Protocol p = svc.protocol();
         int n = cluster.size();
         Value proto = new Value.Proto(p);
         Value port = new Value.Port(svc.port());
-        Verdict next = Verdict.continueWithNextRule();
-        List<IpAddress> external = new ArrayList<>(svc.externalIPs());
-        external.addAll(svc.loadBalancerIPs());
-        List<IpAddress> all = new ArrayList<>(external.size() + 1);
-        all.add(svc.clusterIP());
-        all.addAll(external);
-        for (IpAddress ip : all) t.element(new Element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), next, null));
-        for (IpAddress ip : all) t.element(new Element(ips(p, n), List.of(addr(ip), port), null, null));
-        for (IpAddress ip : external) t.element(new Element(EXTERNAL_IPS, List.of(addr(ip), proto, port), null, null));
+        Verdict next = new Verdict.Continue();
+        List<IpAddress> external = ServicePortRules.external(svc);
+        List<IpAddress> all = Stream.concat(Stream.of(svc.clusterIP()), external.stream()).toList();
+        for (IpAddress ip : all) out.add(new Element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), next, null));
+        for (IpAddress ip : all) out.add(new Element(ips(p, n), List.of(addr(ip), port), null, null));
+        for (IpAddress ip : external) out.add(new Element(EXTERNAL_IPS, List.of(addr(ip), proto, port), null, null));
         for (IpAddress ip : all) {
             for (int i = 0; i < n; i++) {
-                t.element(Element.data(endpoints(p, n), List.of(addr(ip), port, new Value.Index(i)), target(cluster.get(i))));
+                out.add(Element.data(endpoints(p, n), List.of(addr(ip), port, new Value.Index(i)), target(cluster.get(i))));
             }
         }
         if (svc.nodePort() == 0) return;
         Value np = new Value.Port(svc.nodePort());
-        t.element(new Element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), next, null));
-        t.element(new Element(nodePorts(p, n), List.of(np), null, null));
+        out.add(new Element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), next, null));
+        out.add(new Element(nodePorts(p, n), List.of(np), null, null));
         for (int i = 0; i < n; i++) {
-            t.element(Element.data(nodePortEndpoints(p, n), List.of(np, new Value.Index(i)), target(cluster.get(i))));
+            out.add(Element.data(nodePortEndpoints(p, n), List.of(np, new Value.Index(i)), target(cluster.get(i))));
         }
     }
-
-    private static Statement.Target target(Endpoint e) { return new Statement.Target(e.ip(), e.port()); }
-
-    private static Value addr(IpAddress ip) { return new Value.Addr(ip); }
 }

@@ -26,26 +26,15 @@ import java.util.Map;
  */
 public final class Renderer {
     private final TableLayout layout;
-    private final boolean directSingleDnat;
     private final boolean refuseAddressOverlaps;
-
-    /** @param directSingleDnat write {@code dnat to ip:port} for a single endpoint (upstream master) instead of 1.36's map */
-    public Renderer(boolean directSingleDnat) {
-        this(TableLayout.UPSTREAM, directSingleDnat);
-    }
 
     /** A renderer writing the endpoint picks in {@code layout}. */
     public Renderer(TableLayout layout) {
         this(layout, false);
     }
 
-    private Renderer(TableLayout layout, boolean directSingleDnat) {
-        this(layout, directSingleDnat, false);
-    }
-
-    private Renderer(TableLayout layout, boolean directSingleDnat, boolean refuseAddressOverlaps) {
+    private Renderer(TableLayout layout, boolean refuseAddressOverlaps) {
         this.layout = java.util.Objects.requireNonNull(layout, "layout");
-        this.directSingleDnat = directSingleDnat;
         this.refuseAddressOverlaps = refuseAddressOverlaps;
     }
 
@@ -53,22 +42,13 @@ public final class Renderer {
      * This renderer, but an externalIP or LoadBalancer IP that is another Service's ClusterIP or this node's address
      * is skipped instead of kept with a warning (see {@link ServiceClaims#overlap}).
      */
-    public Renderer refusingAddressOverlaps() { return new Renderer(layout, directSingleDnat, true); }
+    public Renderer refusingAddressOverlaps() { return new Renderer(layout, true); }
 
     public boolean refusesAddressOverlaps() { return refuseAddressOverlaps; }
 
     /** kube-proxy 1.36's exact rule forms. */
     public static Renderer upstream() { return new Renderer(TableLayout.UPSTREAM); }
 
-    /** kube-proxy's objects and names, endpoint picks written as a cascade of rules (see {@link TableLayout#FAST}). */
-    public static Renderer fast() { return new Renderer(TableLayout.FAST); }
-
-    /** Simple service ports dispatched through shared sets and maps (see {@link TableLayout#FLAT}). */
-    public static Renderer flat() { return new Renderer(TableLayout.FLAT); }
-
-    public TableLayout layout() { return layout; }
-
-    /** The result for both families. */
     /** Both families' tables, the validated states they were rendered from, and what was skipped. */
     public record Rendering(Map<IpFamily, Table> tables, Map<IpFamily, ProxyState> states, List<Diagnostic> diagnostics) {
         public TableContent table(IpFamily f) { return tables.get(f).table(); }
@@ -96,35 +76,37 @@ public final class Renderer {
     }
 
     public Table render(ProxyState state, NodeContext node) {
-        TableContent.Builder t = skeleton(state.family(), node, state.serviceCidrs());
+        // Lazily: each fragment is garbage once added, as in a render without fragments.
+        return table(state.family(), node, state.serviceCidrs(), () -> state.servicePorts().values().stream()
+                .map(sp -> fragment(sp, state.endpointsOf(sp.name()), node)).iterator());
+    }
+
+    /** The skeleton, the fragments in service-port order, then the node's own elements, which upstream adds last. */
+    Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, Iterable<ServicePortFragment> fragments) {
+        TableContent.Builder t = skeleton(family, node, serviceCidrs);
         int noLocalInternal = 0, noLocalExternal = 0;
-        for (ServicePort sp : state.servicePorts().values()) {
-            ServicePortFragment f = fragment(sp, state.endpointsOf(sp.name()), node);
+        for (ServicePortFragment f : fragments) {
             f.addTo(t);
             if (f.noLocalInternal()) noLocalInternal++;
             if (f.noLocalExternal()) noLocalExternal++;
         }
-        nodePortIPs(t, state.family(), node);
+        if (t.hasSet(TableSkeleton.NODEPORT_IPS)) {
+            for (IpAddress ip : node.nodePortIPs(family)) {
+                t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));
+            }
+        }
         return new Table(t.build(), noLocalInternal, noLocalExternal);
     }
 
     /** One service port's contribution; a pure function of its arguments and this renderer's options. */
     public ServicePortFragment fragment(ServicePort sp, List<Endpoint> endpoints, NodeContext node) {
-        return ServicePortRules.fragment(sp, endpoints, node, layout, directSingleDnat);
+        return ServicePortRules.fragment(sp, endpoints, node, layout);
     }
 
-    /** The table without any service port: base chains, dispatch chains, empty sets, and the node's own elements. */
+    /** The table without any service port: base chains, dispatch chains and rules, empty sets. */
     public TableContent.Builder skeleton(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs) {
         TableContent.Builder t = TableContent.builder(family);
         TableSkeleton.write(t, family, node, serviceCidrs, layout);
         return t;
-    }
-
-    /** The node's own elements, which upstream adds after every service port's. */
-    void nodePortIPs(TableContent.Builder t, IpFamily family, NodeContext node) {
-        if (!t.hasSet(TableSkeleton.NODEPORT_IPS)) return;
-        for (IpAddress ip : node.nodePortIPs(family)) {
-            t.element(new Element(TableSkeleton.NODEPORT_IPS, List.of(new Value.Addr(ip)), null, null));
-        }
     }
 }

@@ -7,7 +7,6 @@ import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.proxy.ServicePortName;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 
@@ -22,6 +21,13 @@ import java.util.List;
  */
 public record ServicePortFragment(ServicePortName name, List<NftSet> sets, List<Chain> chains, List<Rule> rules,
                                   List<Element> elements, boolean noLocalInternal, boolean noLocalExternal) {
+    /** Wraps rather than copies: {@link ServicePortRules} hands over lists it no longer touches. */
+    public ServicePortFragment {
+        sets = Collections.unmodifiableList(sets);
+        chains = Collections.unmodifiableList(chains);
+        rules = Collections.unmodifiableList(rules);
+        elements = Collections.unmodifiableList(elements);
+    }
 
     /** Adds this fragment to a table under construction, kinds in the order the kernel needs them. */
     public void addTo(TableContent.Builder t) {
@@ -29,26 +35,5 @@ public record ServicePortFragment(ServicePortName name, List<NftSet> sets, List<
         for (Chain c : chains) t.chain(c);
         for (Rule r : rules) t.rule(r);
         for (Element e : elements) t.element(e);
-    }
-
-    /** Collects the objects in the order {@link ServicePortRules} produces them. */
-    static final class Builder {
-        private final ServicePortName name;
-        private final List<NftSet> sets = new ArrayList<>(1);
-        private final List<Chain> chains = new ArrayList<>(4);
-        private final List<Rule> rules = new ArrayList<>(4);
-        private final List<Element> elements = new ArrayList<>(4);
-
-        Builder(ServicePortName name) { this.name = name; }
-
-        void set(NftSet s) { sets.add(s); }
-        void chain(Chain c) { chains.add(c); }
-        void rule(Rule r) { rules.add(r); }
-        void element(Element e) { elements.add(e); }
-
-        ServicePortFragment build(boolean noLocalInternal, boolean noLocalExternal) {
-            return new ServicePortFragment(name, Collections.unmodifiableList(sets), Collections.unmodifiableList(chains),
-                    Collections.unmodifiableList(rules), Collections.unmodifiableList(elements), noLocalInternal, noLocalExternal);
-        }
     }
 }

@@ -5,6 +5,7 @@ import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
 import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
@@ -18,6 +19,8 @@ import io.nftproxy.proxy.ServicePortName;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.stream.Stream;
 
 import static io.nftproxy.render.TableSkeleton.decide;
 import static io.nftproxy.render.TableSkeleton.rule;
@@ -28,37 +31,35 @@ import static io.nftproxy.render.TableSkeleton.rule;
  * Follows kube-proxy 1.36's per-port logic (reference section 1.6).
  */
 final class ServicePortRules {
-    private final ServicePortFragment.Builder t;
     private final NodeContext node;
     private final TableLayout layout;
-    private final boolean directSingleDnat;
+    private final List<NftSet> sets = new ArrayList<>(1);
+    private final List<Chain> chains = new ArrayList<>(4);
+    private final List<Rule> rules = new ArrayList<>(4);
+    private final List<Element> elements = new ArrayList<>(4);
 
-    private ServicePortRules(ServicePortFragment.Builder t, NodeContext node, TableLayout layout, boolean directSingleDnat) {
-        this.t = t;
+    private ServicePortRules(NodeContext node, TableLayout layout) {
         this.node = node;
         this.layout = layout;
-        this.directSingleDnat = directSingleDnat;
     }
 
     /** Renders one service port on its own: the result depends only on the arguments. */
-    static ServicePortFragment fragment(ServicePort svc, List<Endpoint> endpoints, NodeContext node, TableLayout layout,
-                                        boolean directSingleDnat) {
-        ServicePortFragment.Builder b = new ServicePortFragment.Builder(svc.name());
-        return new ServicePortRules(b, node, layout, directSingleDnat).write(svc, endpoints, b);
+    static ServicePortFragment fragment(ServicePort svc, List<Endpoint> endpoints, NodeContext node, TableLayout layout) {
+        return new ServicePortRules(node, layout).write(svc, endpoints);
     }
 
-    private ServicePortFragment write(ServicePort svc, List<Endpoint> endpoints, ServicePortFragment.Builder out) {
+    private ServicePortFragment write(ServicePort svc, List<Endpoint> endpoints) {
         ServicePortName n = svc.name();
         EndpointSelector.Selection sel = EndpointSelector.select(svc, endpoints, node);
         boolean hasEndpoints = sel.hasAnyEndpoints();
         boolean hasInternal = hasEndpoints && !(svc.internalLocal() && sel.local().isEmpty());
         boolean hasExternal = hasEndpoints && !(svc.externalLocal() && sel.local().isEmpty());
 
+        elements.add(new Element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
         if (layout.flat() && FlatDispatch.simple(svc, sel.cluster())) {
-            t.element(element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
-            FlatDispatch.elements(t, svc, sel.cluster());
+            FlatDispatch.elements(elements, svc, sel.cluster());
             hairpin(svc, sel.allReachable());
-            return out.build(false, false);
+            return new ServicePortFragment(n, sets, chains, rules, elements, false, false);
         }
         String clusterChain = svc.usesClusterEndpoints() && !sel.cluster().isEmpty() ? ChainNames.service(n) : null;
         String localChain = svc.usesLocalEndpoints() && !sel.local().isEmpty() ? ChainNames.local(n) : null;
@@ -68,9 +69,9 @@ final class ServicePortRules {
 
         // Without endpoints anywhere, connections are refused; with endpoints only elsewhere, a Local policy drops.
         // FLAT rejects through a fixed rule after the lookup, so that losing the last endpoint adds no goto element.
-        Verdict reject = layout.flat() ? Verdict.continueWithNextRule() : Verdict.gotoChain(TableSkeleton.REJECT_CHAIN);
-        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : Verdict.drop()) : reject;
-        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : Verdict.drop()) : reject;
+        Verdict reject = layout.flat() ? new Verdict.Continue() : new Verdict.Goto(TableSkeleton.REJECT_CHAIN);
+        Verdict internalFilter = hasEndpoints ? (hasInternal ? null : new Verdict.Drop()) : reject;
+        Verdict externalFilter = hasEndpoints ? (hasExternal ? null : new Verdict.Drop()) : reject;
 
         // Chains first, so the elements below always point at something that exists.
         if (svc.hasAffinity()) endpointChains(svc, sel.allReachable());
@@ -79,35 +80,36 @@ final class ServicePortRules {
         if (externalChain != null) externalChain(svc, externalChain, clusterChain, localChain);
         if (firewallChain != null) firewallChain(svc, firewallChain);
 
-        Value proto = new Value.Proto(svc.protocol());
-        Value port = new Value.Port(svc.port());
         String comment = n.elementComment();
-        t.element(element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
         if (hasInternal) {
-            t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(svc.clusterIP()), proto, port), Verdict.gotoChain(internalChain), null));
+            dispatch(TableSkeleton.SERVICE_IPS, svc, svc.clusterIP(), new Verdict.Goto(internalChain), null);
         } else {
-            t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(svc.clusterIP()), proto, port), internalFilter, comment));
+            dispatch(TableSkeleton.NO_ENDPOINT_SERVICES, svc, svc.clusterIP(), internalFilter, comment);
         }
-        for (IpAddress ip : svc.externalIPs()) {
-            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(externalChain), null));
-            if (!hasExternal) t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(ip), proto, port), externalFilter, comment));
+        // Each set's elements keep upstream's order: externalIPs, then LoadBalancer IPs.
+        for (IpAddress ip : external(svc)) {
+            if (hasEndpoints) dispatch(TableSkeleton.SERVICE_IPS, svc, ip, new Verdict.Goto(externalChain), null);
+            if (!hasExternal) dispatch(TableSkeleton.NO_ENDPOINT_SERVICES, svc, ip, externalFilter, comment);
         }
-        for (IpAddress ip : svc.loadBalancerIPs()) {
-            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(externalChain), null));
-            if (firewallChain != null) t.element(element(TableSkeleton.FIREWALL_IPS, List.of(addr(ip), proto, port), Verdict.gotoChain(firewallChain), null));
-        }
-        if (!hasExternal) {
+        if (firewallChain != null) {
             for (IpAddress ip : svc.loadBalancerIPs()) {
-                t.element(element(TableSkeleton.NO_ENDPOINT_SERVICES, List.of(addr(ip), proto, port), externalFilter, comment));
+                dispatch(TableSkeleton.FIREWALL_IPS, svc, ip, new Verdict.Goto(firewallChain), null);
             }
         }
         if (svc.nodePort() != 0) {
-            Value np = new Value.Port(svc.nodePort());
-            if (hasEndpoints) t.element(element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), Verdict.gotoChain(externalChain), null));
-            if (!hasExternal) t.element(element(TableSkeleton.NO_ENDPOINT_NODEPORTS, List.of(proto, np), externalFilter, comment));
+            List<Value> key = List.of(new Value.Proto(svc.protocol()), new Value.Port(svc.nodePort()));
+            if (hasEndpoints) elements.add(new Element(TableSkeleton.SERVICE_NODEPORTS, key, new Verdict.Goto(externalChain), null));
+            if (!hasExternal) elements.add(new Element(TableSkeleton.NO_ENDPOINT_NODEPORTS, key, externalFilter, comment));
         }
         hairpin(svc, sel.allReachable());
-        return out.build(hasEndpoints && !hasInternal, hasEndpoints && !hasExternal && svc.externallyAccessible());
+        return new ServicePortFragment(n, sets, chains, rules, elements, hasEndpoints && !hasInternal,
+                hasEndpoints && !hasExternal && svc.externallyAccessible());
+    }
+
+    /** An element of a set keyed {@code ip . proto . port} of this service port. */
+    private void dispatch(String set, ServicePort svc, IpAddress ip, Verdict v, String comment) {
+        List<Value> key = List.of(addr(ip), new Value.Proto(svc.protocol()), new Value.Port(svc.port()));
+        elements.add(new Element(set, key, v, comment));
     }
 
     /** Local endpoints that connect to their own service come back masqueraded (their own address, upstream). */
@@ -115,7 +117,8 @@ final class ServicePortRules {
         Value proto = new Value.Proto(svc.protocol());
         for (Endpoint e : reachable) {
             if (e.local()) {
-                t.element(element(TableSkeleton.HAIRPIN, List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port())), null, null));
+                List<Value> key = List.of(addr(e.ip()), addr(e.ip()), proto, new Value.Port(e.port()));
+                elements.add(new Element(TableSkeleton.HAIRPIN, key, null, null));
             }
         }
     }
@@ -125,74 +128,67 @@ final class ServicePortRules {
         for (Endpoint e : endpoints) {
             String set = ChainNames.affinity(svc.name(), e);
             String chain = ChainNames.endpoint(svc.name(), e);
-            t.set(new NftSet(set, List.of(svc.family().addrType()), null, List.of("dynamic", "timeout"),
+            sets.add(new NftSet(set, List.of(svc.family().addrType()), null, List.of("dynamic", "timeout"),
                     svc.affinityTimeoutSeconds(), null));
-            t.chain(Chain.regular(chain));
-            t.rule(rule(chain, List.of(), List.of(new Statement.UpdateSet(set, Field.SADDR)), null));
-            t.rule(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
-                    List.of(new Statement.Dnat(List.of(new Statement.Target(e.ip(), e.port())), true)), null));
+            chains.add(Chain.regular(chain));
+            rules.add(rule(chain, List.of(), List.of(new Statement.UpdateSet(set, Field.SADDR)), null));
+            rules.add(rule(chain, List.of(new Match.ProtoIs(svc.protocol())),
+                    List.of(new Statement.Dnat(List.of(target(e)), true)), null));
         }
     }
 
     /** The service-/local- chain: affinity lookups, then a random pick among the endpoints. */
     private void policyChain(ServicePort svc, String chain, List<Endpoint> endpoints) {
-        t.chain(Chain.regular(chain));
+        chains.add(Chain.regular(chain));
         if (svc.hasAffinity()) {
             List<Verdict> targets = new ArrayList<>();
             for (Endpoint e : endpoints) {
                 String epChain = ChainNames.endpoint(svc.name(), e);
-                t.rule(rule(chain, List.of(new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false)),
-                        List.of(decide(Verdict.gotoChain(epChain))), null));
-                targets.add(Verdict.gotoChain(epChain));
+                Match sticky = new Match.SetLookup(List.of(Field.SADDR), ChainNames.affinity(svc.name(), e), false);
+                rules.add(rule(chain, List.of(sticky), List.of(decide(new Verdict.Goto(epChain))), null));
+                targets.add(new Verdict.Goto(epChain));
             }
-            if (layout.cascades()) {
-                for (int i = 0; i < targets.size(); i++) {
-                    t.rule(rule(chain, cascadeStep(List.of(), i, targets.size()), List.of(decide(targets.get(i))), null));
-                }
-            } else {
-                t.rule(rule(chain, List.of(), List.of(new Statement.NumgenVmap(targets)), null));
-            }
+            pick(chain, List.of(), targets, Statement.Decide::new, Statement.NumgenVmap::new);
             return;
         }
-        List<Statement.Target> targets = new ArrayList<>(endpoints.size());
-        for (Endpoint e : endpoints) targets.add(new Statement.Target(e.ip(), e.port()));
-        Match proto = new Match.ProtoIs(svc.protocol());
-        if (layout.cascades()) {
-            for (int i = 0; i < targets.size(); i++) {
-                t.rule(rule(chain, cascadeStep(List.of(proto), i, targets.size()),
-                        List.of(new Statement.Dnat(List.of(targets.get(i)), true)), null));
-            }
-            return;
-        }
-        t.rule(rule(chain, List.of(proto),
-                List.of(new Statement.Dnat(targets, directSingleDnat && targets.size() == 1)), null));
+        pick(chain, List.of(new Match.ProtoIs(svc.protocol())), endpoints.stream().map(ServicePortRules::target).toList(),
+                t -> new Statement.Dnat(List.of(t), true), ts -> new Statement.Dnat(ts, false));
     }
 
     /**
-     * The matches of step {@code i} of {@code n} in a cascade: rule i is reached with probability (n-i)/n and takes
-     * its draw with probability 1/(n-i), so every step wins with probability 1/n; the last one takes what is left.
+     * A random pick among {@code targets}: upstream's one rule with an anonymous numgen map ({@code all}), or in a
+     * cascading layout one rule per target ({@code one}). Cascade rule i is reached with probability (n-i)/n and
+     * takes its draw with probability 1/(n-i), so every step wins with probability 1/n; the last takes what is left.
      */
-    private static List<Match> cascadeStep(List<Match> before, int i, int n) {
-        if (i == n - 1) return before;
-        List<Match> out = new ArrayList<>(before);
-        out.add(new Match.NumgenIs(n - i, 0));
-        return out;
+    private <T> void pick(String chain, List<Match> before, List<T> targets, Function<T, Statement> one,
+                          Function<List<T>, Statement> all) {
+        if (!layout.cascades()) {
+            rules.add(rule(chain, before, List.of(all.apply(targets)), null));
+            return;
+        }
+        int n = targets.size();
+        for (int i = 0; i < n; i++) {
+            List<Match> matches = new ArrayList<>(before);
+            if (i < n - 1) matches.add(new Match.NumgenIs(n - i, 0));
+            rules.add(rule(chain, matches, List.of(one.apply(targets.get(i))), null));
+        }
     }
 
     private void externalChain(ServicePort svc, String chain, String clusterChain, String localChain) {
-        t.chain(Chain.regular(chain));
+        chains.add(Chain.regular(chain));
         int mark = node.masqueradeMark();
         if (!svc.externalLocal()) {
-            t.rule(rule(chain, List.of(), List.of(new Statement.MarkOr(mark)), "masquerade"));
-            t.rule(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(clusterChain))), null));
+            rules.add(rule(chain, List.of(), List.of(new Statement.MarkOr(mark)), "masquerade"));
+            rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(clusterChain))), null));
             return;
         }
-        node.podTraffic(svc.family(), false).ifPresent(pod -> t.rule(rule(chain, List.of(pod),
-                List.of(decide(Verdict.gotoChain(clusterChain))), "short-circuit pod traffic")));
-        t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)), "masquerade local traffic"));
-        t.rule(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(Verdict.gotoChain(clusterChain))),
+        node.podTraffic(svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
+                List.of(decide(new Verdict.Goto(clusterChain))), "short-circuit pod traffic")));
+        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)),
+                "masquerade local traffic"));
+        rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(decide(new Verdict.Goto(clusterChain))),
                 "short-circuit local traffic"));
-        if (localChain != null) t.rule(rule(chain, List.of(), List.of(decide(Verdict.gotoChain(localChain))), null));
+        if (localChain != null) rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(localChain))), null));
     }
 
     /**
@@ -200,17 +196,20 @@ final class ServicePortRules {
      * allowed too when a range covers a node IP, for node traffic that something SNATs to the VIP (upstream #84398).
      */
     private void firewallChain(ServicePort svc, String chain) {
-        t.chain(Chain.regular(chain));
+        chains.add(Chain.regular(chain));
         List<IpPrefix> allowed = new ArrayList<>(svc.loadBalancerSourceRanges());
         boolean coversNode = node.nodeIPs(svc.family()).stream()
                 .anyMatch(ip -> svc.loadBalancerSourceRanges().stream().anyMatch(r -> r.contains(ip)));
         if (coversNode) svc.loadBalancerIPs().forEach(ip -> allowed.add(IpPrefix.host(ip)));
-        t.rule(rule(chain, List.of(new Match.AddrIn(Field.SADDR, true, allowed)), List.of(decide(Verdict.drop())), null));
+        rules.add(rule(chain, List.of(new Match.AddrIn(Field.SADDR, true, allowed)), List.of(decide(new Verdict.Drop())), null));
     }
 
-    private static Value addr(IpAddress ip) { return new Value.Addr(ip); }
+    static Value addr(IpAddress ip) { return new Value.Addr(ip); }
 
-    private static Element element(String set, List<Value> key, Verdict v, String comment) {
-        return new Element(set, key, v, comment);
+    /** The externalIPs, then the LoadBalancer IPs: upstream's order within each set. */
+    static List<IpAddress> external(ServicePort svc) {
+        return Stream.concat(svc.externalIPs().stream(), svc.loadBalancerIPs().stream()).toList();
     }
+
+    static Statement.Target target(Endpoint e) { return new Statement.Target(e.ip(), e.port()); }
 }

@@ -151,10 +151,7 @@ public final class TableModel {
 
     /** The whole table as it now stands: O(size of the table), for full syncs, checks and the tracer. */
     public Renderer.Table table() {
-        TableContent.Builder t = renderer.skeleton(family, node, serviceCidrs);
-        for (Entry e : entries.values()) e.fragment.addTo(t);
-        renderer.nodePortIPs(t, family, node);
-        return new Renderer.Table(t.build(), noLocalInternal, noLocalExternal);
+        return renderer.table(family, node, serviceCidrs, entries.values().stream().map(Entry::fragment).toList());
     }
 
     public int servicePortCount() { return entries.size(); }

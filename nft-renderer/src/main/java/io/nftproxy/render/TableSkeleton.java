@@ -12,7 +12,6 @@ import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
 
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -79,7 +78,7 @@ final class TableSkeleton {
                 List.of(new Statement.Reject()), "Reject traffic to invalid ports of ClusterIPs"));
         if (!serviceCidrs.isEmpty()) {
             t.rule(rule(CLUSTER_IPS_CHECK, List.of(new Match.AddrIn(Field.DADDR, false, serviceCidrs)),
-                    List.of(decide(Verdict.drop())), "Drop traffic to unallocated ClusterIPs"));
+                    List.of(decide(new Verdict.Drop())), "Drop traffic to unallocated ClusterIPs"));
         }
         t.rule(rule(FIREWALL_CHECK, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, FIREWALL_IPS)), null));
         t.rule(rule(REJECT_CHAIN, List.of(), List.of(new Statement.Reject()), null));
@@ -112,17 +111,17 @@ final class TableSkeleton {
 
     private static void jumps(TableContent.Builder t) {
         Match ctNew = new Match.CtStateNew();
-        t.rule(rule("filter-input", List.of(ctNew), List.of(decide(Verdict.jump(NODEPORT_ENDPOINTS_CHECK))), null));
-        t.rule(rule("filter-input", List.of(ctNew), List.of(decide(Verdict.jump(SERVICE_ENDPOINTS_CHECK))), null));
-        t.rule(rule("filter-forward", List.of(ctNew), List.of(decide(Verdict.jump(SERVICE_ENDPOINTS_CHECK))), null));
-        t.rule(rule("filter-forward", List.of(ctNew), List.of(decide(Verdict.jump(CLUSTER_IPS_CHECK))), null));
-        t.rule(rule("filter-output", List.of(ctNew), List.of(decide(Verdict.jump(SERVICE_ENDPOINTS_CHECK))), null));
-        t.rule(rule("filter-output", List.of(ctNew), List.of(decide(Verdict.jump(CLUSTER_IPS_CHECK))), null));
-        t.rule(rule("filter-prerouting-pre-dnat", List.of(ctNew), List.of(decide(Verdict.jump(FIREWALL_CHECK))), null));
-        t.rule(rule("filter-output-pre-dnat", List.of(ctNew), List.of(decide(Verdict.jump(FIREWALL_CHECK))), null));
-        t.rule(rule("nat-prerouting", List.of(), List.of(decide(Verdict.jump(SERVICES))), null));
-        t.rule(rule("nat-output", List.of(), List.of(decide(Verdict.jump(SERVICES))), null));
-        t.rule(rule("nat-postrouting", List.of(), List.of(decide(Verdict.jump(MASQUERADING))), null));
+        t.rule(rule("filter-input", List.of(ctNew), List.of(decide(new Verdict.Jump(NODEPORT_ENDPOINTS_CHECK))), null));
+        t.rule(rule("filter-input", List.of(ctNew), List.of(decide(new Verdict.Jump(SERVICE_ENDPOINTS_CHECK))), null));
+        t.rule(rule("filter-forward", List.of(ctNew), List.of(decide(new Verdict.Jump(SERVICE_ENDPOINTS_CHECK))), null));
+        t.rule(rule("filter-forward", List.of(ctNew), List.of(decide(new Verdict.Jump(CLUSTER_IPS_CHECK))), null));
+        t.rule(rule("filter-output", List.of(ctNew), List.of(decide(new Verdict.Jump(SERVICE_ENDPOINTS_CHECK))), null));
+        t.rule(rule("filter-output", List.of(ctNew), List.of(decide(new Verdict.Jump(CLUSTER_IPS_CHECK))), null));
+        t.rule(rule("filter-prerouting-pre-dnat", List.of(ctNew), List.of(decide(new Verdict.Jump(FIREWALL_CHECK))), null));
+        t.rule(rule("filter-output-pre-dnat", List.of(ctNew), List.of(decide(new Verdict.Jump(FIREWALL_CHECK))), null));
+        t.rule(rule("nat-prerouting", List.of(), List.of(decide(new Verdict.Jump(SERVICES))), null));
+        t.rule(rule("nat-output", List.of(), List.of(decide(new Verdict.Jump(SERVICES))), null));
+        t.rule(rule("nat-postrouting", List.of(), List.of(decide(new Verdict.Jump(MASQUERADING))), null));
     }
 
     private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark,
@@ -137,13 +136,9 @@ final class TableSkeleton {
         }
         t.rule(rule(SERVICES, List.of(), List.of(new Statement.VmapLookup(DST_TUPLE, SERVICE_IPS)), null));
         if (layout.flat()) FlatDispatch.serviceIpRules(t, mark);
-        List<Match> np = new ArrayList<>();
-        if (matchAll) {
-            np.add(new Match.FibLocal(Field.DADDR));
-            np.add(new Match.AddrIn(Field.DADDR, true, List.of(family.loopback())));
-        } else {
-            np.add(new Match.SetLookup(List.of(Field.DADDR), NODEPORT_IPS, false));
-        }
+        List<Match> np = matchAll
+                ? List.of(new Match.FibLocal(Field.DADDR), new Match.AddrIn(Field.DADDR, true, List.of(family.loopback())))
+                : List.of(new Match.SetLookup(List.of(Field.DADDR), NODEPORT_IPS, false));
         t.rule(rule(SERVICES, np, List.of(new Statement.VmapLookup(PROTO_PORT, SERVICE_NODEPORTS)), null));
         if (layout.flat()) FlatDispatch.nodePortRules(t, np, mark);
     }

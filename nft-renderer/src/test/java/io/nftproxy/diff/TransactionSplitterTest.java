@@ -13,6 +13,7 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -34,11 +35,11 @@ class TransactionSplitterTest {
     private static final IpFamily V4 = IpFamily.IPV4;
     private static final Path GOLDEN = Path.of("src/test/resources/split/cold-start-2-services-budget-6.txt");
 
-    private static TableContent fast(ClusterSnapshot s) { return Renderer.fast().render(s, TestClusters.node()).table(V4); }
+    private static TableContent fast(ClusterSnapshot s) { return new Renderer(TableLayout.FAST).render(s, TestClusters.node()).table(V4); }
 
     private static TableContent upstream(ClusterSnapshot s) { return Renderer.upstream().render(s, TestClusters.node()).table(V4); }
 
-    private static TableContent flat(ClusterSnapshot s) { return Renderer.flat().render(s, TestClusters.node()).table(V4); }
+    private static TableContent flat(ClusterSnapshot s) { return new Renderer(TableLayout.FLAT).render(s, TestClusters.node()).table(V4); }
 
     private static TestClusters services(int n, int endpoints) {
         TestClusters c = cluster();

@@ -39,7 +39,7 @@ class ServiceStateTest {
         Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         List<Diagnostic> diags = new ArrayList<>();
         for (Map.Entry<String, List<ServiceObject>> e : services.entrySet()) {
-            ServiceState st = ProxyStateBuilder.buildService(e.getValue(), slices.getOrDefault(e.getKey(), List.of()), f, node, claims);
+            ProxyState st = ProxyStateBuilder.buildService(e.getValue(), slices.getOrDefault(e.getKey(), List.of()), f, node, claims);
             for (ServicePortName n : st.servicePorts().keySet()) assertTrue(ports.put(n, st.servicePorts().get(n)) == null, n::toString);
             for (Map.Entry<ServicePortName, List<Endpoint>> ep : st.endpoints().entrySet()) {
                 assertTrue(endpoints.put(ep.getKey(), ep.getValue()) == null, () -> "endpoints of " + ep.getKey() + " in two groups");

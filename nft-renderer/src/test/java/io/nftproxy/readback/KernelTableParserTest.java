@@ -61,7 +61,7 @@ class KernelTableParserTest {
                         List.of(Field.SADDR, Field.DADDR, Field.L4PROTO, Field.DPORT), "hairpin-connections", false)),
                         List.of(new Statement.Masquerade()), null)),
                 t.rules("masquerading"));
-        assertEquals(rule("filter-input", List.of(new Match.CtStateNew()), List.of(new Statement.Decide(Verdict.jump("nodeport-endpoints-check"))), null),
+        assertEquals(rule("filter-input", List.of(new Match.CtStateNew()), List.of(new Statement.Decide(new Verdict.Jump("nodeport-endpoints-check"))), null),
                 t.rules("filter-input").get(0));
         assertEquals(List.of(new Statement.Reject()), t.rules("cluster-ips-check").get(0).statements());
         assertEquals(new Match.AddrIn(Field.DADDR, false, p("10.96.0.0/16")), t.rules("cluster-ips-check").get(1).matches().get(0));
@@ -76,14 +76,14 @@ class KernelTableParserTest {
         // The kernel returns the anonymous set sorted: the model's order is not kept (TableComparison knows).
         assertEquals(rule("firewall-UI5RBLQN-prod/lb/tcp/https",
                         List.of(new Match.AddrIn(Field.SADDR, true, p("192.0.2.10", "192.168.0.0/24", "198.51.100.0/24", "203.0.113.0/24"))),
-                        List.of(new Statement.Decide(Verdict.drop())), null),
+                        List.of(new Statement.Decide(new Verdict.Drop())), null),
                 t.rules("firewall-UI5RBLQN-prod/lb/tcp/https").get(0));
 
         NftSet serviceIps = t.set("service-ips");
         assertEquals(new NftSet("service-ips", List.of("ipv4_addr", "inet_proto", "inet_service"), "verdict", List.of(), 0,
                 "ClusterIP, ExternalIP and LoadBalancer IP traffic"), serviceIps);
         assertEquals(new Element("service-ips", List.of(addr("192.0.2.10"), new Value.Proto(Protocol.TCP), new Value.Port(443)),
-                Verdict.gotoChain(ext), null), t.element("service-ips", List.of(addr("192.0.2.10"), new Value.Proto(Protocol.TCP), new Value.Port(443))));
+                new Verdict.Goto(ext), null), t.element("service-ips", List.of(addr("192.0.2.10"), new Value.Proto(Protocol.TCP), new Value.Port(443))));
         assertEquals(2, t.elements("nodeport-ips").size());
         assertNotNull(t.element("hairpin-connections", List.of(addr("10.244.1.5"), addr("10.244.1.5"), new Value.Proto(Protocol.TCP), new Value.Port(8443))));
     }
@@ -101,15 +101,15 @@ class KernelTableParserTest {
                 t.rules(ep));
         List<Rule> svc = t.rules("service-EDE2N7RF-default/sticky/tcp/");
         assertEquals(List.of(new Match.SetLookup(List.of(Field.SADDR), set, false)), svc.get(0).matches());
-        assertEquals(new Statement.NumgenVmap(List.of(Verdict.gotoChain(ep),
-                Verdict.gotoChain("endpoint-RW4BNBPC-default/sticky/tcp/__10.244.2.7/8080"))), svc.get(2).statements().get(0));
+        assertEquals(new Statement.NumgenVmap(List.of(new Verdict.Goto(ep),
+                new Verdict.Goto("endpoint-RW4BNBPC-default/sticky/tcp/__10.244.2.7/8080"))), svc.get(2).statements().get(0));
     }
 
     @Test
     void noEndpointFormsWithElementCommentsAndMatchAllNodePorts() throws Exception {
         TableContent t = parseResource("no-endpoints.ip.json");
         assertEquals(new Element("no-endpoint-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(30060)),
-                Verdict.gotoChain("reject-chain"), "default/empty:web"), t.elements("no-endpoint-nodeports").values().iterator().next());
+                new Verdict.Goto("reject-chain"), "default/empty:web"), t.elements("no-endpoint-nodeports").values().iterator().next());
         assertEquals(List.of(new Match.FibLocal(Field.DADDR), new Match.AddrIn(Field.DADDR, true, p("127.0.0.0/8"))),
                 t.rules("services").get(2).matches());
         assertNull(t.set("nodeport-ips"));
@@ -144,7 +144,7 @@ class KernelTableParserTest {
         List<Rule> sticky = a.rules("service-4MXLGZVK-demo/hello-sticky/tcp/http");
         assertEquals(4, sticky.size());
         assertEquals(rule(sticky.get(0).chain(), List.of(new Match.NumgenIs(2, 0)),
-                List.of(new Statement.Decide(Verdict.gotoChain("endpoint-NR2OGF7I-demo/hello-sticky/tcp/http__10.180.0.61/8080"))), null),
+                List.of(new Statement.Decide(new Verdict.Goto("endpoint-NR2OGF7I-demo/hello-sticky/tcp/http__10.180.0.61/8080"))), null),
                 sticky.get(2));
         assertEquals(List.of(), sticky.get(3).matches());
 
@@ -218,7 +218,7 @@ class KernelTableParserTest {
     private static TableContent flatRendering(String scenario) {
         io.nftproxy.render.GoldenScenarios.Scenario s = io.nftproxy.render.GoldenScenarios.all().stream()
                 .filter(x -> x.name().equals(scenario)).findFirst().orElseThrow();
-        return io.nftproxy.render.Renderer.flat().render(s.snapshot(), s.node()).table(IpFamily.IPV4);
+        return new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.FLAT).render(s.snapshot(), s.node()).table(IpFamily.IPV4);
     }
 
     @Test

@@ -99,13 +99,13 @@ class TableComparisonTest {
 
     @Test
     void elements() {
-        Element web = ipsElement("10.96.0.10", 80, Verdict.gotoChain("reject-chain"), null);
-        Element dns = ipsElement("10.96.0.53", 53, Verdict.gotoChain("reject-chain"), "kube-system/dns");
-        Element gone = ipsElement("10.96.0.99", 443, Verdict.drop(), null);
+        Element web = ipsElement("10.96.0.10", 80, new Verdict.Goto("reject-chain"), null);
+        Element dns = ipsElement("10.96.0.53", 53, new Verdict.Goto("reject-chain"), "kube-system/dns");
+        Element gone = ipsElement("10.96.0.99", 443, new Verdict.Drop(), null);
         TableContent e = table(b -> b.element(web).element(dns).element(gone));
-        TableContent a = table(b -> b.element(ipsElement("10.96.0.10", 80, Verdict.drop(), null))
-                .element(ipsElement("10.96.0.53", 53, Verdict.gotoChain("reject-chain"), null))
-                .element(ipsElement("10.96.0.7", 8080, Verdict.drop(), "x")));
+        TableContent a = table(b -> b.element(ipsElement("10.96.0.10", 80, new Verdict.Drop(), null))
+                .element(ipsElement("10.96.0.53", 53, new Verdict.Goto("reject-chain"), null))
+                .element(ipsElement("10.96.0.7", 8080, new Verdict.Drop(), "x")));
         assertEquals(List.of(
                 "element service-ips { 10.96.0.10 . tcp . 80 }: expected : goto reject-chain, actual : drop",
                 "element service-ips { 10.96.0.53 . tcp . 53 }: expected comment \"kube-system/dns\" : goto reject-chain, actual : goto reject-chain",
@@ -140,12 +140,12 @@ class TableComparisonTest {
     private static void rules(TableContent.Builder b, Rule... rs) { for (Rule r : rs) b.rule(r); }
 
     private static Rule decide(String chain, String target) {
-        return new Rule(chain, List.of(), List.of(new Statement.Decide(Verdict.gotoChain(target))), null);
+        return new Rule(chain, List.of(), List.of(new Statement.Decide(new Verdict.Goto(target))), null);
     }
 
     private static Rule addrRule(String... prefixes) {
         List<IpPrefix> p = Arrays.stream(prefixes).map(IpPrefix::parse).toList();
-        return new Rule("services", List.of(new Match.AddrIn(Field.SADDR, true, p)), List.of(new Statement.Decide(Verdict.drop())), null);
+        return new Rule("services", List.of(new Match.AddrIn(Field.SADDR, true, p)), List.of(new Statement.Decide(new Verdict.Drop())), null);
     }
 
     private static Element ipsElement(String ip, int port, Verdict v, String comment) {

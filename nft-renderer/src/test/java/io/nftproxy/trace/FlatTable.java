@@ -102,12 +102,12 @@ final class FlatTable {
         rule("reject-chain", List.of(), new Statement.Reject());
         rule("service-endpoints-check", List.of(), new Statement.VmapLookup(List.of(Field.DADDR, Field.L4PROTO, Field.DPORT), "no-endpoint-services"));
         rule("service-endpoints-check", List.of(new Match.SetLookup(List.of(Field.DADDR, Field.L4PROTO, Field.DPORT), "no-endpoint-services", false)),
-                new Statement.Decide(Verdict.gotoChain("reject-chain")));
+                new Statement.Decide(new Verdict.Goto("reject-chain")));
         rule("nodeport-endpoints-check", List.of(nodePortAddress()),
                 new Statement.VmapLookup(List.of(Field.L4PROTO, Field.DPORT), "no-endpoint-nodeports"));
         rule("nodeport-endpoints-check", List.of(nodePortAddress(),
                 new Match.SetLookup(List.of(Field.L4PROTO, Field.DPORT), "no-endpoint-nodeports", false)),
-                new Statement.Decide(Verdict.gotoChain("reject-chain")));
+                new Statement.Decide(new Verdict.Goto("reject-chain")));
 
         element("nodeport-ips", addr(NODE_IP));
     }
@@ -134,7 +134,7 @@ final class FlatTable {
         all.add(clusterIP);
         all.addAll(externalIPs);
         for (String a : all) {
-            b.element(new Element("service-ips", List.of(addr(a), new Value.Proto(p), new Value.Port(port)), Verdict.continueWithNextRule(), null));
+            b.element(new Element("service-ips", List.of(addr(a), new Value.Proto(p), new Value.Port(port)), new Verdict.Continue(), null));
             element(ips(p, n), addr(a), new Value.Port(port));
             for (int i = 0; i < n; i++) {
                 b.element(Element.data(endpoints(p, n), List.of(addr(a), new Value.Port(port), new Value.Index(i)), target(endpoints.get(i))));
@@ -142,7 +142,7 @@ final class FlatTable {
         }
         for (String a : externalIPs) element("flat-external-ips", addr(a), new Value.Proto(p), new Value.Port(port));
         if (nodePort > 0) {
-            b.element(new Element("service-nodeports", List.of(new Value.Proto(p), new Value.Port(nodePort)), Verdict.continueWithNextRule(), null));
+            b.element(new Element("service-nodeports", List.of(new Value.Proto(p), new Value.Port(nodePort)), new Verdict.Continue(), null));
             element(nodeports(p, n), new Value.Port(nodePort));
             for (int i = 0; i < n; i++) {
                 b.element(Element.data(nodeportEndpoints(p, n), List.of(new Value.Port(nodePort), new Value.Index(i)), target(endpoints.get(i))));
@@ -184,7 +184,7 @@ final class FlatTable {
 
     private static Match nodePortAddress() { return new Match.SetLookup(List.of(Field.DADDR), "nodeport-ips", false); }
 
-    private static Statement jump(String chain) { return new Statement.Decide(Verdict.jump(chain)); }
+    private static Statement jump(String chain) { return new Statement.Decide(new Verdict.Jump(chain)); }
 
     private void base(String name, String type, String hook, int priority) {
         b.chain(new Chain(name, new Chain.Hook(type, hook, priority), null));

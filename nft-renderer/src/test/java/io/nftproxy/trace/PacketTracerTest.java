@@ -42,9 +42,9 @@ class PacketTracerTest {
         TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(Chain.regular("a")).chain(Chain.regular("b"))
-                .rule(rule("nat-prerouting", List.of(), go(Verdict.jump("a"))))
-                .rule(rule("a", List.of(), go(Verdict.jump("b"))))
-                .rule(rule("b", List.of(), go(Verdict.gotoChain("a"))))
+                .rule(rule("nat-prerouting", List.of(), go(new Verdict.Jump("a"))))
+                .rule(rule("a", List.of(), go(new Verdict.Jump("b"))))
+                .rule(rule("b", List.of(), go(new Verdict.Goto("a"))))
                 .build();
         TraceException e = assertThrows(TraceException.class, () -> trace(t));
         assertTrue(e.getMessage().contains("deeper than " + PacketTracer.MAX_DEPTH), e.getMessage());
@@ -57,10 +57,10 @@ class PacketTracerTest {
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(base("nat-postrouting", "nat", "postrouting", 100))
                 .chain(Chain.regular("x")).chain(Chain.regular("y"))
-                .rule(rule("nat-prerouting", List.of(), go(Verdict.jump("x"))))
+                .rule(rule("nat-prerouting", List.of(), go(new Verdict.Jump("x"))))
                 .rule(rule("nat-prerouting", List.of(), new Statement.MarkOr(0x2)))
-                .rule(rule("x", List.of(), go(Verdict.gotoChain("y"))))
-                .rule(rule("x", List.of(), go(Verdict.drop())))
+                .rule(rule("x", List.of(), go(new Verdict.Goto("y"))))
+                .rule(rule("x", List.of(), go(new Verdict.Drop())))
                 .rule(rule("y", List.of(), new Statement.MarkOr(0x1)))
                 .rule(rule("nat-postrouting", List.of(new Match.MarkBits(0x2)), new Statement.Masquerade()))
                 .build();
@@ -77,12 +77,12 @@ class PacketTracerTest {
                 .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(Chain.regular("r"))
-                .rule(rule("filter-prerouting-pre-dnat", List.of(), go(Verdict.jump("r"))))
+                .rule(rule("filter-prerouting-pre-dnat", List.of(), go(new Verdict.Jump("r"))))
                 .rule(rule("filter-prerouting-pre-dnat", List.of(), go(new Verdict.Accept())))
-                .rule(rule("filter-prerouting-pre-dnat", List.of(), go(Verdict.drop())))
+                .rule(rule("filter-prerouting-pre-dnat", List.of(), go(new Verdict.Drop())))
                 .rule(rule("r", List.of(), go(new Verdict.Return())))
-                .rule(rule("r", List.of(), go(Verdict.drop())))
-                .rule(rule("nat-prerouting", List.of(new Match.ProtoIs(Protocol.TCP)), go(Verdict.drop())))
+                .rule(rule("r", List.of(), go(new Verdict.Drop())))
+                .rule(rule("nat-prerouting", List.of(new Match.ProtoIs(Protocol.TCP)), go(new Verdict.Drop())))
                 .build();
         Outcome.Drop d = assertInstanceOf(Outcome.Drop.class, trace(t).outcome());
         assertEquals("nat-prerouting", d.chain());
@@ -94,7 +94,7 @@ class PacketTracerTest {
         TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
-                .rule(rule("nat-prerouting", List.of(), go(Verdict.drop())))
+                .rule(rule("nat-prerouting", List.of(), go(new Verdict.Drop())))
                 .rule(rule("filter-prerouting-pre-dnat", List.of(), new Statement.Reject()))
                 .build();
         Outcome.Reject r = assertInstanceOf(Outcome.Reject.class, trace(t).outcome());
@@ -107,7 +107,7 @@ class PacketTracerTest {
                 .chain(base("nat-prerouting", "nat", "prerouting", -100));
         for (String c : List.of("e0", "e1", "e2")) b.chain(Chain.regular(c));
         b.rule(rule("nat-prerouting", List.of(), new Statement.NumgenVmap(
-                List.of(Verdict.gotoChain("e0"), Verdict.gotoChain("e1"), Verdict.gotoChain("e2")))));
+                List.of(new Verdict.Goto("e0"), new Verdict.Goto("e1"), new Verdict.Goto("e2")))));
         for (int i = 0; i < 3; i++) {
             b.rule(rule("e" + i, List.of(), new Statement.Dnat(
                     List.of(new Statement.Target(IpAddress.parse("10.0.2." + (i + 1)), 8080)), true)));
@@ -174,7 +174,7 @@ class PacketTracerTest {
                     .element(new Element("allowed", List.of(new Value.Addr(IpAddress.parse("198.51.100.7"))), null, null))
                     .chain(base("filter-prerouting-pre-dnat", "filter", "prerouting", -110))
                     .rule(rule("filter-prerouting-pre-dnat",
-                            List.of(new Match.SetLookup(List.of(Field.SADDR), "allowed", true)), go(Verdict.drop())))
+                            List.of(new Match.SetLookup(List.of(Field.SADDR), "allowed", true)), go(new Verdict.Drop())))
                     .build();
             Packet p = Packet.of(Origin.EXTERNAL, src, "203.0.113.1", Protocol.TCP, 80);
             Outcome o = PacketTracer.trace(t, TraceFixtures.node(), p).outcome();
@@ -260,7 +260,7 @@ class PacketTracerTest {
 
     @Test
     void alikeRulesThatDoNotMatchArePrintedAsOne() {
-        TableContent t = new FlatTable().noEndpoints(Protocol.TCP, "172.30.0.60", 80, 0, Verdict.continueWithNextRule()).build();
+        TableContent t = new FlatTable().noEndpoints(Protocol.TCP, "172.30.0.60", 80, 0, new Verdict.Continue()).build();
         Trace tr = flat(t, Origin.POD, POD_CLIENT, "172.30.0.60", Protocol.TCP, 80);
         String out = tr.render();
         assertTrue(out.contains("\n    services: 3 rules: ip daddr . tcp dport @flat-ips-tcp-{1..3} dnat ip addr . port to ip daddr"
@@ -276,7 +276,7 @@ class PacketTracerTest {
         TableContent.Builder b = TableContent.builder(IpFamily.IPV4).chain(base("nat-prerouting", "nat", "prerouting", -100));
         for (int n = 1; n <= 3; n++) b.set(new NftSet("s-" + n, List.of("ipv4_addr"), null, List.of(), 0, null));
         for (int n = 1; n <= 2; n++) {
-            b.rule(rule("nat-prerouting", List.of(new Match.SetLookup(List.of(Field.DADDR), "s-" + n, false)), go(Verdict.drop())));
+            b.rule(rule("nat-prerouting", List.of(new Match.SetLookup(List.of(Field.DADDR), "s-" + n, false)), go(new Verdict.Drop())));
         }
         String two = trace(b.build()).render();
         assertTrue(two.contains("nat-prerouting: ip daddr @s-1 drop\n"
@@ -356,7 +356,7 @@ class PacketTracerTest {
         // Not even a negated lookup holds for the other protocol (nft's l4proto dependency comes first).
         TableContent negated = new FlatTable()
                 .rule("nat-prerouting", List.of(new Match.SetLookup(List.of(Field.TCP_DPORT), FlatTable.nodeports(Protocol.TCP, 1), true)),
-                        go(Verdict.drop()))
+                        go(new Verdict.Drop()))
                 .build();
         assertEquals(Outcome.Kind.DROP, flat(negated, Origin.POD, POD_CLIENT, SVC2, Protocol.TCP, 53).outcome().kind());
         for (Protocol other : List.of(Protocol.UDP, Protocol.SCTP)) {
@@ -407,7 +407,7 @@ class PacketTracerTest {
 
     @Test
     void flatNoEndpointContinueReachesTheMembershipRuleAndIsRejected() {
-        TableContent t = new FlatTable().noEndpoints(Protocol.TCP, "172.30.0.60", 80, 30090, Verdict.continueWithNextRule()).build();
+        TableContent t = new FlatTable().noEndpoints(Protocol.TCP, "172.30.0.60", 80, 30090, new Verdict.Continue()).build();
         Trace tr = flat(t, Origin.POD, POD_CLIENT, "172.30.0.60", Protocol.TCP, 80);
         Outcome.Reject r = assertInstanceOf(Outcome.Reject.class, tr.outcome(), tr.render());
         assertEquals("reject-chain", r.chain());
@@ -432,7 +432,7 @@ class PacketTracerTest {
 
     @Test
     void flatNoEndpointDropStillDrops() {
-        TableContent t = new FlatTable().noEndpoints(Protocol.UDP, "172.30.0.61", 53, 30091, Verdict.drop()).build();
+        TableContent t = new FlatTable().noEndpoints(Protocol.UDP, "172.30.0.61", 53, 30091, new Verdict.Drop()).build();
         Trace tr = flat(t, Origin.POD, POD_CLIENT, "172.30.0.61", Protocol.UDP, 53);
         Outcome.Drop d = assertInstanceOf(Outcome.Drop.class, tr.outcome(), tr.render());
         assertEquals("service-endpoints-check", d.chain());
@@ -448,8 +448,8 @@ class PacketTracerTest {
         TableContent t = TableContent.builder(IpFamily.IPV4)
                 .chain(base("nat-prerouting", "nat", "prerouting", -100))
                 .chain(Chain.regular("c"))
-                .rule(rule("nat-prerouting", List.of(), go(Verdict.jump("c"))))
-                .rule(rule("c", List.of(), go(Verdict.continueWithNextRule())))
+                .rule(rule("nat-prerouting", List.of(), go(new Verdict.Jump("c"))))
+                .rule(rule("c", List.of(), go(new Verdict.Continue())))
                 .rule(rule("c", List.of(), new Statement.Dnat(List.of(new Statement.Target(IpAddress.parse("10.0.2.1"), 8080)), true)))
                 .build();
         Trace tr = trace(t);

@@ -3,7 +3,7 @@ package io.nftproxy.health;
 import io.nftproxy.http.Response;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.proxy.ServicePortView;
+import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ServicePort;
 
 import java.util.HashSet;
@@ -34,10 +34,10 @@ public record ServiceHealth(String namespace, String name, int port, int localEn
      * Every service with a health-check NodePort in these states, keyed by {@code ns/name}: the families' whole
      * states, or one Service's state per family.
      */
-    public static Map<String, ServiceHealth> of(Iterable<? extends ServicePortView> states) {
+    public static Map<String, ServiceHealth> of(Iterable<? extends ProxyState> states) {
         Map<String, ServiceHealth> out = new TreeMap<>();
         Map<String, Set<IpAddress>> ready = new TreeMap<>();
-        for (ServicePortView st : states) {
+        for (ProxyState st : states) {
             for (ServicePort sp : st.servicePorts().values()) {
                 if (sp.healthCheckNodePort() == 0) continue;
                 String key = sp.name().serviceKey();

@@ -16,7 +16,6 @@ import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.proxy.ServicePort;
 import io.nftproxy.proxy.ServicePortName;
-import io.nftproxy.proxy.ServiceState;
 import io.nftproxy.render.TableModel;
 import io.nftproxy.render.Renderer;
 import org.slf4j.Logger;
@@ -123,7 +122,7 @@ public final class ProxySync {
     private final Map<IpFamily, KernelTable> kernel = new EnumMap<>(IpFamily.class);
     private final Map<IpFamily, TableModel> models = new EnumMap<>(IpFamily.class);
     /** Every Service key's state per family, as of the last sync. */
-    private final Map<String, Map<IpFamily, ServiceState>> services = new HashMap<>();
+    private final Map<String, Map<IpFamily, ProxyState>> services = new HashMap<>();
     /** Diagnostics per Service key, both families merged; keys without any are absent. */
     private final Map<String, List<Diagnostic>> diagnosticsByService = new TreeMap<>();
     private final Map<IpFamily, ProxyState> cidrStates = new EnumMap<>(IpFamily.class);
@@ -243,31 +242,31 @@ public final class ProxySync {
         Set<String> all = new HashSet<>(keys);
         for (String key : keys) all.addAll(claims.put(key, cluster.services(key)));
         for (String key : all) {
-            Map<IpFamily, ServiceState> before = services.getOrDefault(key, EMPTY);
-            Map<IpFamily, ServiceState> after = build(cluster, key, nodeName);
+            Map<IpFamily, ProxyState> before = services.getOrDefault(key, EMPTY);
+            Map<IpFamily, ProxyState> after = build(cluster, key, nodeName);
             put(key, after);
             out.add(new ServiceDelta(key, before, after));
         }
         return out;
     }
 
-    private static final Map<IpFamily, ServiceState> EMPTY =
-            Collections.unmodifiableMap(perFamily(f -> new ServiceState(f, new TreeMap<>(), Map.of(), List.of())));
+    private static final Map<IpFamily, ProxyState> EMPTY =
+            Collections.unmodifiableMap(perFamily(f -> new ProxyState(f, new TreeMap<>(), Map.of(), List.of(), List.of())));
 
-    private static Map<IpFamily, ServiceState> perFamily(Function<IpFamily, ServiceState> state) {
-        Map<IpFamily, ServiceState> m = new EnumMap<>(IpFamily.class);
+    private static Map<IpFamily, ProxyState> perFamily(Function<IpFamily, ProxyState> state) {
+        Map<IpFamily, ProxyState> m = new EnumMap<>(IpFamily.class);
         for (IpFamily f : IpFamily.values()) m.put(f, state.apply(f));
         return m;
     }
 
-    private Map<IpFamily, ServiceState> build(ClusterView cluster, String key, String nodeName) {
+    private Map<IpFamily, ProxyState> build(ClusterView cluster, String key, String nodeName) {
         var svc = cluster.services(key);
         var slices = cluster.endpointSlices(key);
         if (svc.isEmpty() && slices.isEmpty()) return EMPTY;
         return perFamily(f -> ProxyStateBuilder.buildService(svc, slices, f, nodeName, claims));
     }
 
-    private void put(String key, Map<IpFamily, ServiceState> states) {
+    private void put(String key, Map<IpFamily, ProxyState> states) {
         if (states == EMPTY) services.remove(key);
         else services.put(key, states);
         // Family-independent objects (bad names, say) are reported once, from the IPv4 pass, as Renderer does.
@@ -280,8 +279,8 @@ public final class ProxySync {
     private static List<TableModel.Change> changes(List<ServiceDelta> deltas, IpFamily f) {
         List<TableModel.Change> out = new ArrayList<>();
         for (ServiceDelta d : deltas) {
-            ServiceState before = d.before(f);
-            ServiceState after = d.after(f);
+            ProxyState before = d.before(f);
+            ProxyState after = d.after(f);
             for (ServicePortName n : before.servicePorts().keySet()) {
                 if (!after.servicePorts().containsKey(n)) out.add(new TableModel.Change(n, null, List.of()));
             }
@@ -297,8 +296,8 @@ public final class ProxySync {
         TreeMap<ServicePortName, ServicePort> ports = new TreeMap<>();
         Map<ServicePortName, List<Endpoint>> endpoints = new HashMap<>();
         List<Diagnostic> diags = new ArrayList<>();
-        for (Map<IpFamily, ServiceState> m : services.values()) {
-            ServiceState st = m.get(f);
+        for (Map<IpFamily, ProxyState> m : services.values()) {
+            ProxyState st = m.get(f);
             ports.putAll(st.servicePorts());
             endpoints.putAll(st.endpoints());
             diags.addAll(st.diagnostics());

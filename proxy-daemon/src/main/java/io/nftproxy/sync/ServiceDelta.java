@@ -1,7 +1,7 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ServiceState;
+import io.nftproxy.proxy.ProxyState;
 
 import java.util.Map;
 
@@ -10,13 +10,13 @@ import java.util.Map;
  * side has an empty state there. For consumers that follow the proxy state service by service (health checks,
  * conntrack cleanup) instead of rereading all of it after every sync.
  */
-public record ServiceDelta(String service, Map<IpFamily, ServiceState> before, Map<IpFamily, ServiceState> after) {
+public record ServiceDelta(String service, Map<IpFamily, ProxyState> before, Map<IpFamily, ProxyState> after) {
     public ServiceDelta {
         before = Map.copyOf(before);
         after = Map.copyOf(after);
     }
 
-    public ServiceState before(IpFamily f) { return before.get(f); }
+    public ProxyState before(IpFamily f) { return before.get(f); }
 
-    public ServiceState after(IpFamily f) { return after.get(f); }
+    public ProxyState after(IpFamily f) { return after.get(f); }
 }

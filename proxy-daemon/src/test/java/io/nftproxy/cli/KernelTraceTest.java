@@ -63,7 +63,7 @@ class KernelTraceTest {
                         List.of(Field.DADDR, Field.TCP_DPORT)), "ipv4_addr", null))
                 .chain(new Chain("nat-prerouting", new Chain.Hook("nat", "prerouting", -100), null))
                 .chain(Chain.regular("services"))
-                .rule(new Rule("nat-prerouting", List.of(), List.of(new Statement.Decide(io.nftproxy.nft.Verdict.jump("services"))), null))
+                .rule(new Rule("nat-prerouting", List.of(), List.of(new Statement.Decide(new io.nftproxy.nft.Verdict.Jump("services"))), null))
                 .rule(new Rule("services", List.of(new Match.SetLookup(List.of(Field.DADDR, Field.TCP_DPORT), "flat-ips-tcp-2", false)),
                         List.of(new Statement.DnatMap(List.of(Field.DADDR, Field.TCP_DPORT), 2, MAP)), null))
                 .element(new Element("flat-ips-tcp-2", List.of(new Value.Addr(SVC), new Value.Port(80)), null, null));

@@ -18,6 +18,7 @@ import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verb;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -358,7 +359,7 @@ class KernelTableTest {
         return c;
     }
 
-    private static TableContent renderFast(ClusterSnapshot s) { return Renderer.fast().render(s, TestClusters.node()).table(V4); }
+    private static TableContent renderFast(ClusterSnapshot s) { return new Renderer(TableLayout.FAST).render(s, TestClusters.node()).table(V4); }
 
     @Test
     void aColdStartOverTheBudgetIsCommittedInPartsThatEndInTheTable() {

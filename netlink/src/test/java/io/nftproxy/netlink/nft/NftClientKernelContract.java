@@ -64,7 +64,7 @@ abstract class NftClientKernelContract {
             String before = client.listTableJson(IpFamily.IPV4);
 
             Rule accept = new Rule("extra-chain", List.of(), List.of(new Statement.Decide(new Verdict.Accept())), null);
-            Rule dangling = new Rule("services", List.of(), List.of(new Statement.Decide(Verdict.jump("no-such-chain"))), null);
+            Rule dangling = new Rule("services", List.of(), List.of(new Statement.Decide(new Verdict.Jump("no-such-chain"))), null);
             Transaction tx = new Transaction(IpFamily.IPV4)
                     .add(Chain.regular("extra-chain"))
                     .add(accept)
