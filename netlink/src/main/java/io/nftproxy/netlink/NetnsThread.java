@@ -49,11 +49,12 @@ public final class NetnsThread implements AutoCloseable {
 
     /** A dedicated thread that stays in the namespace of the JVM (no setns), for thread-confined resources. */
     public static NetnsThread host(String threadName) {
-        try {
-            return startThread(null, threadName);
-        } catch (IOException e) {
-            throw new AssertionError("no namespace to join, nothing can fail", e);
-        }
+        // Nothing to join, so nothing to wait for: an interrupted caller still gets its thread. The empty first task
+        // stands where loop() expects the join, so a failing first task of the caller's does not stop the thread.
+        NetnsThread t = new NetnsThread(null, threadName);
+        t.tasks.add(new FutureTask<>(() -> null));
+        t.thread.start();
+        return t;
     }
 
     /** Starts a thread in {@code netns}, runs {@code task} there and stops the thread again. */
@@ -81,7 +82,7 @@ public final class NetnsThread implements AutoCloseable {
     private static NetnsThread startThread(String netns, String name) throws IOException {
         NetnsThread t = new NetnsThread(netns, name);
         FutureTask<Void> joined = new FutureTask<>(() -> {
-            if (netns != null) join(netns);
+            join(netns);
             return null;
         });
         t.tasks.add(joined);

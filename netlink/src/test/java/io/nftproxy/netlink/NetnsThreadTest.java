@@ -41,6 +41,21 @@ class NetnsThreadTest {
         }
     }
 
+    /** A host thread has no namespace to join, so even a caller with its interrupt flag set gets a working one. */
+    @Test
+    void aHostThreadStartsForAnInterruptedCaller() throws Exception {
+        Thread.currentThread().interrupt();
+        NetnsThread t;
+        try {
+            t = NetnsThread.host("test-interrupted");
+        } finally {
+            assertTrue(Thread.interrupted(), "the caller's interrupt is left for it to handle");
+        }
+        try (t) {
+            assertEquals(42, (int) t.call(() -> 42));
+        }
+    }
+
     @Test
     void aMissingNamespaceFailsToStartAndSaysWhy() {
         IOException e = assertThrows(IOException.class, () -> NetnsThread.start("nftp-nl-does-not-exist-" + ProcessHandle.current().pid()));
