@@ -31,8 +31,6 @@ public final class ConntrackSysctls {
 
     /** What happened to one setting: the kernel's value before, and what was done ({@code why}: the error, if any). */
     public record Outcome(Setting setting, long before, Status status, String why) {
-        Outcome(Setting setting, long before, Status status) { this(setting, before, status, null); }
-
         @Override public String toString() {
             return switch (status) {
                 case UNCHANGED -> setting.name + "=" + before + " (already)";
@@ -158,8 +156,8 @@ public final class ConntrackSysctls {
 
     private static Outcome set(Setting s, Access access) throws IOException {
         long before = access.read(s.name);
-        if (before == s.value) return new Outcome(s, before, Status.UNCHANGED);
-        if (!access.writable(s.name)) return new Outcome(s, before, Status.NOT_SETTABLE_HERE);
+        if (before == s.value) return new Outcome(s, before, Status.UNCHANGED, null);
+        if (!access.writable(s.name)) return new Outcome(s, before, Status.NOT_SETTABLE_HERE, null);
         try {
             access.write(s.name, s.value);
         } catch (AccessDeniedException e) {
@@ -168,7 +166,7 @@ public final class ConntrackSysctls {
         } catch (IOException e) {
             throw new IOException("cannot set " + s.name + " to " + s.value + ": " + e.getMessage(), e);
         }
-        return new Outcome(s, before, Status.SET);
+        return new Outcome(s, before, Status.SET, null);
     }
 
     /** The CPUs the node has, as kube-proxy counts them (the online CPUs of the machine, not this process's cgroup or affinity share). */
