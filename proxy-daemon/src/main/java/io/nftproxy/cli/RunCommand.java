@@ -156,10 +156,7 @@ public final class RunCommand implements Callable<Integer> {
     /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
     private final Function<String, OtherModeLeftovers.Outcome> leftovers;
 
-    public RunCommand() {
-        this(KERNEL, netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns),
-                netns -> new OtherModeLeftovers(netns).remove());
-    }
+    public RunCommand() { this(KERNEL, ConntrackSysctls::kernel, netns -> new OtherModeLeftovers(netns).remove()); }
 
     RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
                Function<String, OtherModeLeftovers.Outcome> leftovers) {

@@ -54,39 +54,28 @@ public final class ConntrackSysctls {
         boolean writable(String name) throws IOException;
     }
 
-    /** The kernel's files, as seen from the calling thread's network namespace. */
-    public static Access kernel() {
+    /**
+     * The kernel's files as seen from {@code /run/netns/NAME}, every access on a thread that joined it (null: the
+     * calling thread's network namespace).
+     */
+    public static Access kernel(String netns) {
         return new Access() {
-            @Override public long read(String name) throws IOException { return Long.parseLong(readProcFile(path(name))); }
+            @Override public long read(String name) throws IOException {
+                return OtherModeLeftovers.inNamespace(netns, () -> Long.parseLong(readProcFile(path(name))));
+            }
 
-            @Override public void write(String name, long value) throws IOException { Files.writeString(path(name), Long.toString(value)); }
+            @Override public void write(String name, long value) throws IOException {
+                OtherModeLeftovers.inNamespace(netns, () -> Files.writeString(path(name), Long.toString(value)));
+            }
 
             @Override public boolean writable(String name) throws IOException {
-                return Files.getPosixFilePermissions(path(name)).contains(PosixFilePermission.OWNER_WRITE);
+                return OtherModeLeftovers.inNamespace(netns,
+                        () -> Files.getPosixFilePermissions(path(name)).contains(PosixFilePermission.OWNER_WRITE));
             }
 
             private Path path(String name) {
                 return name.equals(HASHSIZE) ? Path.of("/sys/module/nf_conntrack/parameters/hashsize")
                         : Path.of("/proc/sys/net/netfilter", name);
-            }
-        };
-    }
-
-    /** The kernel's files as seen from {@code /run/netns/NAME}: every access runs on a thread that joined it. */
-    public static Access inNamespace(String netns) {
-        Access k = kernel();
-        return new Access() {
-            @Override public long read(String name) throws IOException { return OtherModeLeftovers.inNamespace(netns, () -> k.read(name)); }
-
-            @Override public void write(String name, long value) throws IOException {
-                OtherModeLeftovers.inNamespace(netns, () -> {
-                    k.write(name, value);
-                    return null;
-                });
-            }
-
-            @Override public boolean writable(String name) throws IOException {
-                return OtherModeLeftovers.inNamespace(netns, () -> k.writable(name));
             }
         };
     }
