@@ -132,12 +132,9 @@ final class DaemonLauncher {
         try {
             daemon.startServers();
             probe(wired);
-        } catch (Refused r) {
-            daemon.close();
-            throw r;
         } catch (Exception e) {
             daemon.close();
-            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
+            throw e instanceof Refused r ? r : new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
