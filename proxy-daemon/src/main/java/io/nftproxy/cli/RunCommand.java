@@ -241,7 +241,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     private void removeOtherModesLeftovers() {
         OtherModeLeftovers.Outcome o = leftovers.apply(netns);
-        if (!o.nothingRemoved()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
+        if (!o.removed().isEmpty()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
         o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }
 

@@ -75,8 +75,6 @@ public final class OtherModeLeftovers {
             failures = List.copyOf(failures);
         }
 
-        public boolean nothingRemoved() { return removed.isEmpty(); }
-
         /** One line for the log: {@code 12 removed: iptables-nft nat: KUBE-SERVICES ...; ip link: kube-ipvs0}. */
         public String summary() {
             return removed.stream().mapToInt(r -> r.chains().size()).sum() + " removed: "
