@@ -243,7 +243,7 @@ public final class OtherModeLeftovers {
         return inNamespace(netns, () -> Files.exists(Path.of("/proc/thread-self/net", name)));
     }
 
-    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any checked failure as an IOException. */
+    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any failure (unchecked too) as an IOException. */
     static <T> T inNamespace(String netns, java.util.concurrent.Callable<T> task) throws IOException {
         try {
             return netns == null ? task.call() : NetnsThread.callIn(netns, task);
