@@ -65,12 +65,11 @@ public final class CleanupCommand implements Callable<Integer> {
 
     /** Also {@code run --cleanup}, kube-proxy's spelling. */
     int cleanup(PrintWriter out, PrintWriter err) {
-        java.util.Optional<String> daemon;
+        java.util.Optional<String> daemon = java.util.Optional.empty();
         try {
             daemon = io.nftproxy.netlink.lock.NetnsLock.holder(netns);
         } catch (java.io.IOException e) {
             err.println("warning: cannot tell whether a daemon runs here: " + e.getMessage());
-            daemon = java.util.Optional.empty();
         }
         if (daemon.isPresent()) {
             if (!force) {
