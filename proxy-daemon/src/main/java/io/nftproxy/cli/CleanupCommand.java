@@ -65,12 +65,11 @@ public final class CleanupCommand implements Callable<Integer> {
 
     /** Also {@code run --cleanup}, kube-proxy's spelling. */
     int cleanup(PrintWriter out, PrintWriter err) {
-        java.util.Optional<String> daemon;
+        java.util.Optional<String> daemon = java.util.Optional.empty();
         try {
             daemon = io.nftproxy.netlink.lock.NetnsLock.holder(netns);
         } catch (java.io.IOException e) {
             err.println("warning: cannot tell whether a daemon runs here: " + e.getMessage());
-            daemon = java.util.Optional.empty();
         }
         if (daemon.isPresent()) {
             if (!force) {
@@ -116,7 +115,7 @@ public final class CleanupCommand implements Callable<Integer> {
     /** kube-proxy's --cleanup also removes its iptables mode's chains, and fails when it cannot. */
     private int removeOtherModesLeftovers(PrintWriter out, PrintWriter err) {
         io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
-        if (!o.nothingRemoved()) out.println("deleted kube-proxy's iptables/IPVS-mode leftovers, " + o.summary());
+        if (!o.removed().isEmpty()) out.println("deleted kube-proxy's iptables/IPVS-mode leftovers, " + o.summary());
         o.failures().forEach(f -> err.println("nftproxy: cannot delete kube-proxy's iptables/IPVS-mode leftovers: " + f));
         return o.failures().isEmpty() ? ExitCodes.OK : ExitCodes.SYNC_FAILED;
     }

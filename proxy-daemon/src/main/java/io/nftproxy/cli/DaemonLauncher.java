@@ -132,12 +132,9 @@ final class DaemonLauncher {
         try {
             daemon.startServers();
             probe(wired);
-        } catch (Refused r) {
-            daemon.close();
-            throw r;
         } catch (Exception e) {
             daemon.close();
-            throw new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
+            throw e instanceof Refused r ? r : new Refused(ExitCodes.INPUT_UNREADABLE, cannotStart(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // SIGTERM is the normal way to stop (systemctl stop): after a clean stop the process exits 0, as --help says,
@@ -157,7 +154,7 @@ final class DaemonLauncher {
                             + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
                     config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", wired.nft(),
-                    cmd.nodeOptions.tableLayout().name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
+                    cmd.nodeOptions.tableLayout.name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
                     detector(config), config.nodePortAddresses(), GoDuration.format(config.minSyncPeriod()),
                     GoDuration.format(config.syncPeriod()));

@@ -63,7 +63,7 @@ final class KernelTrace {
             err.println("nftproxy: trace: " + e.getMessage());
             return ExitCodes.UNTRACEABLE;
         }
-        out.println("origin: " + origin.flagValue() + " (" + origin.reason() + ")");
+        out.println(origin.line());
         if (have == null) {
             out.println("kernel: no " + tableName + " in this network namespace: no rule of kube-proxy's touches the packet");
         } else {

@@ -113,9 +113,9 @@ final class KubeProxyFlags {
      */
     void check(List<String> args) {
         for (String a : args) {
-            String name = a.contains("=") ? a.substring(0, a.indexOf('=')) : a;
+            String name = a.split("=", 2)[0];
             String why = NOT_APPLICABLE.get(name);
-            if (why != null && name.startsWith("--")) throw new ConfigException(name, "(given)", "not given: " + why);
+            if (why != null) throw new ConfigException(name, "(given)", "not given: " + why);
         }
         if (proxyMode != null && !proxyMode.equals("nftables")) {
             throw new ConfigException("--proxy-mode", proxyMode, "nftables (nftproxy implements kube-proxy's nftables mode only)");

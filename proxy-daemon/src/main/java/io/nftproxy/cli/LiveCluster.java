@@ -3,12 +3,7 @@ package io.nftproxy.cli;
 import io.nftproxy.source.ClusterOnce;
 import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.api.ApiServer;
-import io.nftproxy.config.ConfigException;
-import io.nftproxy.config.GoDuration;
-import io.nftproxy.net.InvalidInputException;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -20,8 +15,6 @@ import java.time.Duration;
  * it is. Read access to those kinds is all it needs: kube-proxy's credentials do.
  */
 public final class LiveCluster {
-    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
-
     @Option(names = "--kubeconfig", paramLabel = "FILE",
             description = {"Read the objects from the API server of this kubeconfig instead of --manifests: listed "
                     + "once, as the daemon lists them (Services and EndpointSlices that kube-proxy would program, the "
@@ -29,27 +22,10 @@ public final class LiveCluster {
                     "Example: --kubeconfig /etc/nftproxy/kubeconfig"})
     Path kubeconfig;
 
-    @Option(names = "--request-timeout", paramLabel = "DURATION", converter = LiveCluster.Timeout.class,
+    @Option(names = "--request-timeout", paramLabel = "DURATION", converter = Converters.Timeout.class,
             description = {"With --kubeconfig: the longest wait for all the lists, as a duration (30s, 2m).",
                     "Default: 60s."})
-    Duration timeout = DEFAULT_TIMEOUT;
-
-    /** A positive Go duration; the message names the value and what is allowed. */
-    static final class Timeout implements ITypeConverter<Duration> {
-        @Override public Duration convert(String value) {
-            Duration d;
-            try {
-                d = GoDuration.parse("--request-timeout", value);
-            } catch (ConfigException e) {
-                d = Duration.ZERO;
-            }
-            if (d.isZero()) {
-                throw new TypeConversionException(InvalidInputException.printable(value)
-                        + " is not a timeout (allowed: a positive duration such as 30s or 2m)");
-            }
-            return d;
-        }
-    }
+    Duration timeout = Duration.ofSeconds(60);
 
     /** Lists the cluster as {@code nodeName} sees it. */
     LoadResult read(String nodeName) throws IOException {

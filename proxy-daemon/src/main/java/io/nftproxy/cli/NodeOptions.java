@@ -16,13 +16,11 @@ import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.LoadProblem;
 import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.ManifestLoader;
-import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.TypeConversionException;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -87,7 +85,7 @@ public final class NodeOptions {
                     "Default: ${DEFAULT-VALUE} (mark 0x4000)."})
     int masqueradeBit;
 
-    @Option(names = "--table-layout", paramLabel = "flat|fast|upstream", converter = LayoutConverter.class,
+    @Option(names = "--table-layout", paramLabel = "flat|fast|upstream", converter = Converters.Layout.class,
             defaultValue = DEFAULT_LAYOUT,
             description = {"How service ports are dispatched: 'flat' (service ports with Cluster traffic policies, no "
                     + "affinity, no source ranges and 1-16 endpoints get no chains: they are elements of shared flat-* "
@@ -160,20 +158,6 @@ public final class NodeOptions {
     public Renderer renderer() {
         Renderer r = new Renderer(tableLayout);
         return refuseExternalIPOverlaps ? r.refusingAddressOverlaps() : r;
-    }
-
-    public TableLayout tableLayout() { return tableLayout; }
-
-    /** {@code upstream}, {@code fast} or {@code flat}, case-insensitively; the message names what is allowed. */
-    static final class LayoutConverter implements ITypeConverter<TableLayout> {
-        @Override public TableLayout convert(String value) {
-            try {
-                return TableLayout.parse(value);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException(InvalidInputException.printable(value)
-                        + " is not a table layout (allowed: upstream, fast, flat)");
-            }
-        }
     }
 
     /** The one-line error for a manifest directory that could not be read (exit code 1). */

@@ -31,8 +31,8 @@ record OriginChoice(Origin origin, String reason) {
                 + " and " + why);
     }
 
-    /** The flag spelling of the origin. */
-    String flagValue() { return origin.name().toLowerCase(Locale.ROOT); }
+    /** The first line of a trace: the origin in its flag's spelling, and why. */
+    String line() { return "origin: " + origin.name().toLowerCase(Locale.ROOT) + " (" + reason + ")"; }
 
     /** A warning when {@code --from} contradicts what the rules will see of {@code --src}, else null. */
     String mismatch(IpAddress src, NodeContext node) {

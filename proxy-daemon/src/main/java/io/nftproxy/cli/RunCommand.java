@@ -73,16 +73,9 @@ public final class RunCommand implements Callable<Integer> {
     @FunctionalInterface
     public interface ClientFactory {
         NftClients.Selection open(NftClients.Mode mode, String netns, LongConsumer childStarted) throws IOException;
-
-        default NftClients.Selection open(NftClients.Mode mode, String netns) throws IOException {
-            return open(mode, netns, pid -> { });
-        }
     }
 
     static final ClientFactory KERNEL = NftClients::createInNamespace;
-
-    static final Function<String, ConntrackSysctls.Access> KERNEL_SYSCTLS =
-            netns -> netns == null ? ConntrackSysctls.kernel() : ConntrackSysctls.inNamespace(netns);
 
     @Spec
     CommandSpec spec;
@@ -163,7 +156,7 @@ public final class RunCommand implements Callable<Integer> {
     /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
     private final Function<String, OtherModeLeftovers.Outcome> leftovers;
 
-    public RunCommand() { this(KERNEL, KERNEL_SYSCTLS, netns -> new OtherModeLeftovers(netns).remove()); }
+    public RunCommand() { this(KERNEL, ConntrackSysctls::kernel, netns -> new OtherModeLeftovers(netns).remove()); }
 
     RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
                Function<String, OtherModeLeftovers.Outcome> leftovers) {
@@ -248,7 +241,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     private void removeOtherModesLeftovers() {
         OtherModeLeftovers.Outcome o = leftovers.apply(netns);
-        if (!o.nothingRemoved()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
+        if (!o.removed().isEmpty()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
         o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));
     }
 
@@ -258,7 +251,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, String netns, PrintWriter err) {
         try {
-            return clients.open(mode, netns);
+            return clients.open(mode, netns, pid -> { });
         } catch (IOException | RuntimeException e) {
             err.println(cannotOpen(e, netns));
             return null;

@@ -22,10 +22,6 @@ import java.util.Locale;
  * @param notes what the file said that is not simply applied, to be logged once logging is set up from the result
  */
 record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
-    RunConfiguration {
-        notes = List.copyOf(notes);
-    }
-
     /**
      * @throws ConfigException a flag or a field of the file is invalid (exit code 2)
      * @throws IOException     the file cannot be read (exit code 1)

@@ -154,7 +154,7 @@ public final class TraceCommand implements Callable<Integer> {
             err.println("nftproxy: trace: " + e.getMessage());
             return ExitCodes.UNTRACEABLE;
         }
-        out.println("origin: " + origin.flagValue() + " (" + origin.reason() + ")");
+        out.println(origin.line());
         out.print(trace.render());
         return ExitCodes.OK;
     }

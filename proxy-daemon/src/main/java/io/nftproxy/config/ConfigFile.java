@@ -297,9 +297,9 @@ public final class ConfigFile {
         return new ConfigException(f, "(present)", "a KubeProxyConfiguration field nftproxy knows; see docs/configuration.md");
     }
 
-    static List<IpPrefix> cidrs(String field, String s) {
+    private static List<IpPrefix> cidrs(String field, String s) {
         List<IpPrefix> out = new ArrayList<>();
-        if (s == null || s.isBlank()) return out;
+        if (s.isBlank()) return out;
         for (String part : s.split(",")) {
             try {
                 out.add(IpPrefix.parse(part.strip()));
@@ -314,9 +314,7 @@ public final class ConfigFile {
         String field = "nodePortAddresses";
         if (v.isNull()) return NodePortAddresses.PRIMARY_IPS;
         if (!v.isArray()) throw new ConfigException(field, v.getNodeType(), "a list of CIDRs, or [\"primary\"]");
-        List<String> values = new ArrayList<>();
-        for (JsonNode x : v.values()) values.add(str(field, x));
-        return NodePortAddresses.parse(field, "--nodeport-addresses", values);
+        return NodePortAddresses.parse(field, "--nodeport-addresses", v.valueStream().map(x -> str(field, x)).toList());
     }
 
     /** Empty means kube-proxy's default for this server; otherwise {@link #hostPort}. */

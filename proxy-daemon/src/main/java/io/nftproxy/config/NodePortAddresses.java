@@ -37,7 +37,7 @@ public record NodePortAddresses(boolean primary, List<IpPrefix> cidrs) {
                 throw new ConfigException(field, flag, v, "'" + PRIMARY + "' or CIDRs such as 192.168.10.0/24");
             }
         }
-        return primary || cidrs.isEmpty() ? new NodePortAddresses(true, cidrs) : new NodePortAddresses(false, cidrs);
+        return new NodePortAddresses(primary || cidrs.isEmpty(), cidrs);
     }
 
     /** As given: {@code primary} and the CIDRs. */

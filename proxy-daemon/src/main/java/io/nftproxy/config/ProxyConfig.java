@@ -65,11 +65,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
     }
 
     /** Every rule, checked at once: all that is wrong comes in one exception, each naming its field and flag. */
-    public ProxyConfig validate() {
-        List<ConfigException> wrong = violations();
-        if (!wrong.isEmpty()) throw ConfigException.of(wrong);
-        return this;
-    }
+    public ProxyConfig validate() { return toBuilder().validate(); }
 
     private List<ConfigException> violations() {
         List<ConfigException> out = new ArrayList<>();

@@ -31,8 +31,6 @@ public final class ConntrackSysctls {
 
     /** What happened to one setting: the kernel's value before, and what was done ({@code why}: the error, if any). */
     public record Outcome(Setting setting, long before, Status status, String why) {
-        Outcome(Setting setting, long before, Status status) { this(setting, before, status, null); }
-
         @Override public String toString() {
             return switch (status) {
                 case UNCHANGED -> setting.name + "=" + before + " (already)";
@@ -56,39 +54,28 @@ public final class ConntrackSysctls {
         boolean writable(String name) throws IOException;
     }
 
-    /** The kernel's files, as seen from the calling thread's network namespace. */
-    public static Access kernel() {
+    /**
+     * The kernel's files as seen from {@code /run/netns/NAME}, every access on a thread that joined it (null: the
+     * calling thread's network namespace).
+     */
+    public static Access kernel(String netns) {
         return new Access() {
-            @Override public long read(String name) throws IOException { return Long.parseLong(readProcFile(path(name))); }
+            @Override public long read(String name) throws IOException {
+                return OtherModeLeftovers.inNamespace(netns, () -> Long.parseLong(readProcFile(path(name))));
+            }
 
-            @Override public void write(String name, long value) throws IOException { Files.writeString(path(name), Long.toString(value)); }
+            @Override public void write(String name, long value) throws IOException {
+                OtherModeLeftovers.inNamespace(netns, () -> Files.writeString(path(name), Long.toString(value)));
+            }
 
             @Override public boolean writable(String name) throws IOException {
-                return Files.getPosixFilePermissions(path(name)).contains(PosixFilePermission.OWNER_WRITE);
+                return OtherModeLeftovers.inNamespace(netns,
+                        () -> Files.getPosixFilePermissions(path(name)).contains(PosixFilePermission.OWNER_WRITE));
             }
 
             private Path path(String name) {
                 return name.equals(HASHSIZE) ? Path.of("/sys/module/nf_conntrack/parameters/hashsize")
                         : Path.of("/proc/sys/net/netfilter", name);
-            }
-        };
-    }
-
-    /** The kernel's files as seen from {@code /run/netns/NAME}: every access runs on a thread that joined it. */
-    public static Access inNamespace(String netns) {
-        Access k = kernel();
-        return new Access() {
-            @Override public long read(String name) throws IOException { return OtherModeLeftovers.inNamespace(netns, () -> k.read(name)); }
-
-            @Override public void write(String name, long value) throws IOException {
-                OtherModeLeftovers.inNamespace(netns, () -> {
-                    k.write(name, value);
-                    return null;
-                });
-            }
-
-            @Override public boolean writable(String name) throws IOException {
-                return OtherModeLeftovers.inNamespace(netns, () -> k.writable(name));
             }
         };
     }
@@ -158,8 +145,8 @@ public final class ConntrackSysctls {
 
     private static Outcome set(Setting s, Access access) throws IOException {
         long before = access.read(s.name);
-        if (before == s.value) return new Outcome(s, before, Status.UNCHANGED);
-        if (!access.writable(s.name)) return new Outcome(s, before, Status.NOT_SETTABLE_HERE);
+        if (before == s.value) return new Outcome(s, before, Status.UNCHANGED, null);
+        if (!access.writable(s.name)) return new Outcome(s, before, Status.NOT_SETTABLE_HERE, null);
         try {
             access.write(s.name, s.value);
         } catch (AccessDeniedException e) {
@@ -168,7 +155,7 @@ public final class ConntrackSysctls {
         } catch (IOException e) {
             throw new IOException("cannot set " + s.name + " to " + s.value + ": " + e.getMessage(), e);
         }
-        return new Outcome(s, before, Status.SET);
+        return new Outcome(s, before, Status.SET, null);
     }
 
     /** The CPUs the node has, as kube-proxy counts them (the online CPUs of the machine, not this process's cgroup or affinity share). */

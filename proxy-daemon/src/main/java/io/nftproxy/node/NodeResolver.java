@@ -12,6 +12,7 @@ import io.nftproxy.proxy.NodeContext;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * How the node settings of a {@link ProxyConfig} combine with what the node itself says — its Node object (zone,
@@ -36,9 +37,7 @@ public final class NodeResolver {
         IpAddress bindAddress = config.bindAddress();
         if (ips.isEmpty() && nodeObject != null) ips = nodeObjectIPs(nodeObject, diags);
         if (bindAddress != null && !bindAddress.isUnspecified()) {
-            List<IpAddress> withBind = new ArrayList<>(List.of(bindAddress));
-            ips.stream().filter(a -> a.family() != bindAddress.family()).forEach(withBind::add);
-            ips = withBind;
+            ips = Stream.concat(Stream.of(bindAddress), ips.stream().filter(a -> a.family() != bindAddress.family())).toList();
         }
         if (ips.isEmpty()) notes.add("no node IP known (no Node object address, no --node-ip): NodePorts are accepted on every local address");
         NodeContext ctx = new NodeContext(config.hostnameOverride(), nodeObject == null ? null : nodeObject.zone(), ips,

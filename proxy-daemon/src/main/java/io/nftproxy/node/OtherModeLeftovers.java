@@ -75,8 +75,6 @@ public final class OtherModeLeftovers {
             failures = List.copyOf(failures);
         }
 
-        public boolean nothingRemoved() { return removed.isEmpty(); }
-
         /** One line for the log: {@code 12 removed: iptables-nft nat: KUBE-SERVICES ...; ip link: kube-ipvs0}. */
         public String summary() {
             return removed.stream().mapToInt(r -> r.chains().size()).sum() + " removed: "
@@ -100,15 +98,7 @@ public final class OtherModeLeftovers {
         List<Removed> removed = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         List<Backend> backends = installedBackends();
-        for (Backend b : backends) {
-            for (String table : List.of("nat", "filter", "mangle")) {
-                try {
-                    removeFrom(b, table, fixedChains(table), table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of()).ifPresent(removed::add);
-                } catch (IOException e) {
-                    failures.add(b.name() + " " + table + ": " + e.getMessage());
-                }
-            }
-        }
+        removeChains(backends, false, removed, failures);
         boolean ipvs;
         try {
             ipvs = ipvsMode != null ? ipvsMode : procNet("ip_vs");
@@ -148,15 +138,7 @@ public final class OtherModeLeftovers {
         } catch (IOException e) {
             failures.add(IPVS_LINK + ": " + e.getMessage());
         }
-        for (Backend b : backends) {
-            for (String table : List.of("nat", "filter")) {
-                try {
-                    removeFrom(b, table, table.equals("nat") ? IPVS_NAT_CHAINS : IPVS_FILTER_CHAINS, List.of()).ifPresent(removed::add);
-                } catch (IOException e) {
-                    failures.add(b.name() + " " + table + " (IPVS mode): " + e.getMessage());
-                }
-            }
-        }
+        removeChains(backends, true, removed, failures);
         // After the chains: the kernel refuses to destroy a set a rule still matches on.
         Optional<String> ipset = KernelNamespace.executable("ipset");
         if (ipset.isEmpty()) return;
@@ -171,6 +153,20 @@ public final class OtherModeLeftovers {
             }
         }
         if (!destroyed.isEmpty()) removed.add(new Removed("ipset", "sets", destroyed));
+    }
+
+    /** The iptables (or, {@code ipvs}, the IPVS) mode's chains from each backend's tables; a failure does not stop the rest. */
+    private void removeChains(List<Backend> backends, boolean ipvs, List<Removed> removed, List<String> failures) {
+        for (Backend b : backends) {
+            for (String table : ipvs ? List.of("nat", "filter") : List.of("nat", "filter", "mangle")) {
+                try {
+                    removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of())
+                            .ifPresent(removed::add);
+                } catch (IOException e) {
+                    failures.add(b.name() + " " + table + (ipvs ? " (IPVS mode)" : "") + ": " + e.getMessage());
+                }
+            }
+        }
     }
 
     private static String ipvsadm() throws IOException {
@@ -217,10 +213,10 @@ public final class OtherModeLeftovers {
         return Optional.of(in.append("COMMIT\n").toString());
     }
 
-    private static List<String> fixedChains(String table) {
+    private static List<String> chains(String table, boolean ipvs) {
         return switch (table) {
-            case "nat" -> NAT_CHAINS;
-            case "filter" -> FILTER_CHAINS;
+            case "nat" -> ipvs ? IPVS_NAT_CHAINS : NAT_CHAINS;
+            case "filter" -> ipvs ? IPVS_FILTER_CHAINS : FILTER_CHAINS;
             default -> MANGLE_CHAINS;
         };
     }
@@ -247,7 +243,7 @@ public final class OtherModeLeftovers {
         return inNamespace(netns, () -> Files.exists(Path.of("/proc/thread-self/net", name)));
     }
 
-    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any checked failure as an IOException. */
+    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any failure (unchecked too) as an IOException. */
     static <T> T inNamespace(String netns, java.util.concurrent.Callable<T> task) throws IOException {
         try {
             return netns == null ? task.call() : NetnsThread.callIn(netns, task);
@@ -283,9 +279,7 @@ public final class OtherModeLeftovers {
 
     /** {@code name}, when both its {@code -save} and its {@code -restore} are installed. */
     private static Optional<Backend> installed(String name, boolean legacy, boolean ipv6) {
-        Optional<String> save = KernelNamespace.executable(name + "-save");
-        Optional<String> restore = KernelNamespace.executable(name + "-restore");
-        return save.isPresent() && restore.isPresent()
-                ? Optional.of(new Backend(name, save.get(), restore.get(), legacy, ipv6)) : Optional.empty();
+        return KernelNamespace.executable(name + "-save").flatMap(save -> KernelNamespace.executable(name + "-restore")
+                .map(restore -> new Backend(name, save, restore, legacy, ipv6)));
     }
 }
