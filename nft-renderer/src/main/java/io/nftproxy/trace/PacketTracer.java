@@ -238,11 +238,11 @@ public final class PacketTracer {
                 // Without a comment, the rule up to its mark says why (a flat NodePort rule goes on to its dnat).
                 markSetBy = chain + ": " + (r.comment() != null ? r.comment()
                         : syntax.ruleText(new Rule(chain, r.matches(), List.of(m), null)));
-                why.add("mark set to " + hex(mark));
+                why.add("mark set to " + NftSyntax.hex(mark));
                 return null;
             } else if (s instanceof Statement.MarkXor m) {
                 mark ^= m.mark();
-                why.add("mark set to " + hex(mark));
+                why.add("mark set to " + NftSyntax.hex(mark));
                 return null;
             } else if (s instanceof Statement.UpdateSet u) {
                 affinitySet = u.set();
@@ -252,7 +252,7 @@ public final class PacketTracer {
                 String reason;
                 if (hairpinKey != null) reason = "hairpin: " + hairpinKey;
                 else if (r.matches().stream().anyMatch(m -> m instanceof Match.MarkBits) && markSetBy != null) {
-                    reason = "mark " + hex(markBit(r)) + " set in " + markSetBy;
+                    reason = "mark " + NftSyntax.hex(markBit(r)) + " set in " + markSetBy;
                 } else reason = why.isEmpty() ? "unconditional masquerade in " + chain : String.join("; ", why);
                 masquerade = new Outcome.Masquerade(true, reason);
                 explain(chain, depth, text, why, "MASQUERADE: source NATed to the outgoing interface address");
@@ -444,7 +444,8 @@ public final class PacketTracer {
                 return hit;
             } else if (m instanceof Match.MarkBits b) {
                 boolean set = (mark & b.mask()) != 0;
-                detail[0] = "mark " + hex(mark) + (set ? " has " + hex(b.mask()) + " set" : " and " + hex(b.mask()) + " == 0");
+                detail[0] = "mark " + NftSyntax.hex(mark)
+                        + (set ? " has " + NftSyntax.hex(b.mask()) + " set" : " and " + NftSyntax.hex(b.mask()) + " == 0");
                 return set;
             }
             throw new TraceException("match the tracer does not model: " + m);
@@ -527,7 +528,5 @@ public final class PacketTracer {
             for (Match m : r.matches()) if (m instanceof Match.MarkBits b) return b.mask();
             return 0;
         }
-
-        private static String hex(int v) { return "0x" + Integer.toHexString(v); }
     }
 }
