@@ -439,7 +439,7 @@ public final class PacketTracer {
                 }
                 boolean hit = pick(n.modulus(), n.value()) == 0;
                 detail[0] = expr + (hit ? " drew " + n.value() : " drew other than " + n.value())
-                        + " (p " + (hit ? Probability.of(1, n.modulus()) : Probability.of(n.modulus() - 1, n.modulus()))
+                        + " (p " + (hit ? new Probability(1, n.modulus()) : new Probability(n.modulus() - 1, n.modulus()))
                         + "; both outcomes are traced)";
                 return hit;
             } else if (m instanceof Match.MarkBits b) {
@@ -472,7 +472,7 @@ public final class PacketTracer {
             if (i >= n) throw new TraceException("internal: pick " + i + " of " + n);
             taken.add(i);
             arity.add(n);
-            odds = odds.times(Probability.of(1, n));
+            odds = odds.times(new Probability(1, n));
             choiceLabels.add("numgen pick " + i + "/" + n + " -> " + labels.get(i));
             return i;
         }
@@ -483,7 +483,7 @@ public final class PacketTracer {
             if (i >= 2) throw new TraceException("internal: pick " + i + " of a match");
             taken.add(i);
             arity.add(2);
-            odds = odds.times(i == 0 ? Probability.of(1, n) : Probability.of(n - 1, n));
+            odds = odds.times(i == 0 ? new Probability(1, n) : new Probability(n - 1, n));
             choiceLabels.add("numgen mod " + n + (i == 0 ? " == " : " != ") + value);
             return i;
         }
