@@ -76,7 +76,7 @@ public final class PacketTracer {
         List<Integer[]> done = new ArrayList<>();
         while (!pending.isEmpty()) {
             List<Integer> forced = pending.pop();
-            Run run = new Run(table, node, local, p, forced);
+            Run run = new Run(table, local, p, forced);
             branches.add(run.execute());
             done.add(run.taken.toArray(Integer[]::new));
             if (branches.size() > MAX_BRANCHES) {
@@ -101,7 +101,6 @@ public final class PacketTracer {
     /** One linear evaluation of the packet, following the forced choices. */
     private static final class Run {
         private final TableContent table;
-        private final NodeContext node;
         private final Set<IpAddress> local;
         private final Packet packet;
         private final NftSyntax syntax;
@@ -123,9 +122,8 @@ public final class PacketTracer {
         private Outcome end;
         private int ruleCount;
 
-        Run(TableContent table, NodeContext node, Set<IpAddress> local, Packet packet, List<Integer> forced) {
+        Run(TableContent table, Set<IpAddress> local, Packet packet, List<Integer> forced) {
             this.table = table;
-            this.node = node;
             this.local = local;
             this.packet = packet;
             this.syntax = new NftSyntax(table.family(), Capabilities.baseline());
