@@ -55,8 +55,6 @@ public final class TableComparison {
     }
 
     public static List<String> diff(TableContent expected, TableContent actual, Set<Tolerance> tolerances) {
-        Objects.requireNonNull(expected, "expected");
-        Objects.requireNonNull(actual, "actual");
         return new TableComparison(expected, actual, tolerances).run();
     }
 
