@@ -273,9 +273,9 @@ public final class PacketTracer {
                 explain(chain, depth, text, why, d.verdict().text() + (d.verdict() instanceof Verdict.Continue ? nextRule(chain) : ""));
                 return verdict(d.verdict(), chain, text, depth);
             } else if (s instanceof Statement.VmapLookup v) {
-                Field foreign = foreignPort(v.fields());
+                String foreign = foreignPort(v.fields());
                 if (foreign != null) {
-                    explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops at its vmap");
+                    explain(chain, depth, text, why, foreign + ": the rule stops at its vmap");
                     return Flow.NEXT;
                 }
                 String key = keyText(v.fields());
@@ -306,9 +306,9 @@ public final class PacketTracer {
          * on with the next rule.
          */
         private Flow dnatMap(Statement.DnatMap d, String text, String chain, int depth, List<String> why) {
-            Field foreign = foreignPort(d.key());
+            String foreign = foreignPort(d.key());
             if (foreign != null) {
-                explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops before its dnat");
+                explain(chain, depth, text, why, foreign + ": the rule stops before its dnat");
                 return Flow.NEXT;
             }
             int n = d.numgenModulus();
@@ -385,9 +385,9 @@ public final class PacketTracer {
             } else if (m instanceof Match.SetLookup l) {
                 // A protocol-bound port carries nft's implicit meta l4proto match: negated or not, the lookup
                 // does not hold for a packet of another protocol.
-                Field foreign = foreignPort(l.fields());
+                String foreign = foreignPort(l.fields());
                 if (foreign != null) {
-                    detail[0] = foreignPortText(foreign);
+                    detail[0] = foreign;
                     return false;
                 }
                 Element e = table.element(l.set(), key(l.fields()));
@@ -449,16 +449,13 @@ public final class PacketTracer {
             throw new TraceException("match the tracer does not model: " + m);
         }
 
-        /** The first protocol-bound port ({@code tcp dport} …) among {@code fields} of another protocol than the packet's. */
-        private Field foreignPort(List<Field> fields) {
-            return fields.stream().filter(f -> f.impliedProtocol() != null && f.impliedProtocol() != packet.proto())
-                    .findFirst().orElse(null);
-        }
-
-        private String foreignPortText(Field f) {
-            String p = f.impliedProtocol().nftName();
-            return syntax.fieldsText(List.of(f)) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
-                    + packet.proto().nftName();
+        /** Why {@code fields} cannot hold: a protocol-bound port ({@code tcp dport} …) of another protocol; or null. */
+        private String foreignPort(List<Field> fields) {
+            return fields.stream().filter(f -> f.impliedProtocol() != null && f.impliedProtocol() != packet.proto()).findFirst()
+                    .map(f -> syntax.fieldsText(List.of(f)) + " holds only for " + f.impliedProtocol().nftName()
+                            + " packets (nft adds meta l4proto " + f.impliedProtocol().nftName() + "), this one is "
+                            + packet.proto().nftName())
+                    .orElse(null);
         }
 
         /**
