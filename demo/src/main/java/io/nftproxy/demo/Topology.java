@@ -162,7 +162,6 @@ public final class Topology implements AutoCloseable {
     private void create() throws IOException {
         NodePlan n = plan.node(), r = plan.remoteNode();
         ExternalPlan x = plan.external();
-        boolean v6 = plan.dualStack();
         addHost(LAN_ROLE, plan.lanGateway());
         addHost(n.role(), n.address());
         for (Pod p : n.pods()) addHost(p.role(), p.address());
@@ -184,13 +183,11 @@ public final class Topology implements AutoCloseable {
                     "net.ipv4.ip_forward=" + router, "net.ipv6.conf.all.forwarding=" + router);
         }
 
-        String lanPrefix = "/" + plan.lanPrefixLength();
-        String lan6Prefix = "/" + plan.lan6PrefixLength();
         List<String> lan = new ArrayList<>(List.of(
                 "link set lo up",
                 "link add br0 type bridge",
-                "addr add " + plan.lanGateway() + lanPrefix + " dev br0"));
-        if (v6) lan.add("addr add " + plan.lanGateway6() + lan6Prefix + " dev br0 nodad");
+                "addr add " + plan.lanGateway() + "/" + plan.lanPrefixLength() + " dev br0"));
+        if (plan.dualStack()) lan.add("addr add " + plan.lanGateway6() + "/" + plan.lan6PrefixLength() + " dev br0 nodad");
         lan.addAll(List.of(
                 "link set br0 up",
                 // Each LAN member's veth is created from here, its other end placed straight into the member.
@@ -204,7 +201,7 @@ public final class Topology implements AutoCloseable {
                 "route add " + r.podCidr() + " via " + r.address(),
                 "route add " + x.cidr() + " dev br0",
                 "route add unreachable default"));
-        if (v6) {
+        if (plan.dualStack()) {
             lan.addAll(List.of(
                     "route add " + n.podCidr6() + " via " + n.address6(),
                     "route add " + r.podCidr6() + " via " + r.address6(),
