@@ -91,7 +91,7 @@ public final class PacketTracer {
             }
         }
         // Branch order follows the pick indices (numgen order), whatever order the search found them in.
-        return new Trace(p, table.family(), IntStream.range(0, branches.size()).boxed()
+        return new Trace(p, IntStream.range(0, branches.size()).boxed()
                 .sorted(Comparator.comparing(done::get, Arrays::compare)).map(branches::get).toList());
     }
 
