@@ -133,33 +133,22 @@ public final class PacketTracer {
         }
 
         Trace.Branch execute() {
-            String delivery;
-            if (packet.origin() == Origin.HOST) {
-                if (!hook("output") || !hook("postrouting")) return finish(null);
-                if (isLocal(dst)) {
-                    // Looped back through lo, the first packet keeps its conntrack entry, still new, so filter-input
-                    // sees it: a host's connection to its own NodePort without endpoints is rejected there (checked
-                    // on kernel 6.18). nat chains do not run again; prerouting's filter chain re-checks firewall-ips,
-                    // which output already passed for this daddr.
-                    note(null, "routing: " + dst + " is a local address -> over loopback to the input path");
-                    if (!hook("input")) return finish(null);
-                    delivery = "to a local socket over loopback";
-                } else {
-                    delivery = "sent out of the node";
-                }
-            } else {
-                if (!hook("prerouting")) return finish(null);
-                if (isLocal(dst)) {
-                    note(null, "routing: " + dst + " is a local address -> input path");
-                    if (!hook("input")) return finish(null);
-                    delivery = "delivered to a local socket";
-                } else {
-                    note(null, "routing: " + dst + " is not a local address -> forward path");
-                    if (!hook("forward") || !hook("postrouting")) return finish(null);
-                    delivery = "forwarded";
-                }
+            boolean host = packet.origin() == Origin.HOST;
+            if (!(host ? hook("output") && hook("postrouting") : hook("prerouting"))) return finish(null);
+            if (isLocal(dst)) {
+                // A host's packet loops back through lo; the first packet keeps its conntrack entry, still new, so
+                // filter-input sees it: a host's connection to its own NodePort without endpoints is rejected there
+                // (checked on kernel 6.18). nat chains do not run again; prerouting's filter chain re-checks
+                // firewall-ips, which output already passed for this daddr.
+                note(null, "routing: " + dst + " is a local address -> "
+                        + (host ? "over loopback to the input path" : "input path"));
+                if (!hook("input")) return finish(null);
+                return finish(host ? "to a local socket over loopback" : "delivered to a local socket");
             }
-            return finish(delivery);
+            if (host) return finish("sent out of the node");
+            note(null, "routing: " + dst + " is not a local address -> forward path");
+            if (!hook("forward") || !hook("postrouting")) return finish(null);
+            return finish("forwarded");
         }
 
         private Trace.Branch finish(String delivery) {
