@@ -42,13 +42,8 @@ public final class ConntrackCleaner {
     private static CleanupReport.Family clean(ConntrackTable table, StaleFlowFilter filter, long deadline) throws IOException {
         long t0 = System.nanoTime();
         List<FlowEntry> all = table.dump(filter.family(), deadline);
-        int udp = 0;
-        List<FlowEntry> stale = new ArrayList<>();
-        for (FlowEntry e : all) {
-            if (!e.isUdp()) continue;
-            udp++;
-            if (filter.isStale(e)) stale.add(e);
-        }
+        int udp = (int) all.stream().filter(FlowEntry::isUdp).count();
+        List<FlowEntry> stale = all.stream().filter(filter::isStale).toList();
         long t1 = System.nanoTime();
         ConntrackTable.DeleteOutcome o = table.delete(stale, deadline);
         long t2 = System.nanoTime();

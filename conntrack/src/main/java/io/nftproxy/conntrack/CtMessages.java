@@ -51,8 +51,6 @@ final class CtMessages {
 
     private CtMessages() {}
 
-    static int af(IpFamily f) { return f == IpFamily.IPV4 ? AF_INET : AF_INET6; }
-
     static int type(int msg) { return (NFNL_SUBSYS_CTNETLINK << 8) | msg; }
 
     /** {@code IPCTNL_MSG_CT_GET} with {@code NLM_F_DUMP}: every entry of the family (the kernel filters by L3). */
@@ -97,7 +95,7 @@ final class CtMessages {
     }
 
     private static void nfgen(ByteBuffer b, IpFamily family) {
-        b.put((byte) af(family)).put((byte) 0 /* NFNETLINK_V0 */).putShort((short) 0);
+        b.put((byte) (family == IpFamily.IPV4 ? AF_INET : AF_INET6)).put((byte) 0 /* NFNETLINK_V0 */).putShort((short) 0);
     }
 
     private static int beginNested(ByteBuffer b, int type) {

@@ -38,13 +38,6 @@ public record FlowEntry(IpFamily family, int protocol,
         Objects.requireNonNull(replyDst, "replyDst");
     }
 
-    /** A flow without TCP state or status bits (for deletes, which need neither). */
-    public FlowEntry(IpFamily family, int protocol, IpAddress origSrc, IpAddress origDst, int origSrcPort, int origDstPort,
-                     IpAddress replySrc, IpAddress replyDst, int replySrcPort, int replyDstPort, int zone, long id) {
-        this(family, protocol, origSrc, origDst, origSrcPort, origDstPort, replySrc, replyDst, replySrcPort, replyDstPort,
-                zone, id, NO_TCP_STATE, 0);
-    }
-
     /**
      * As {@code conntrack -L} shows it: the TCP state if any, then {@code [UNREPLIED]} or {@code [ASSURED]};
      * e.g. {@code ESTABLISHED [ASSURED]}, {@code [UNREPLIED]}; {@code -} when there is nothing to say.
@@ -57,12 +50,12 @@ public record FlowEntry(IpFamily family, int protocol,
         return sb.length() == 0 ? "-" : sb.toString();
     }
 
-    /** A flow with zone 0 and no id, the shape unit tests need. */
+    /** A flow with zone 0, no id, no TCP state and no status bits, the shape unit tests need. */
     public static FlowEntry of(int protocol, String origSrc, int sport, String origDst, int dport,
                                String replySrc, int replySport) {
         IpAddress s = IpAddress.parse(origSrc);
         return new FlowEntry(s.family(), protocol, s, IpAddress.parse(origDst), sport, dport,
-                IpAddress.parse(replySrc), s, replySport, sport, 0, 0);
+                IpAddress.parse(replySrc), s, replySport, sport, 0, 0, NO_TCP_STATE, 0);
     }
 
     public boolean isUdp() { return protocol == UDP; }

@@ -50,12 +50,11 @@ public final class ServiceFlowIndex {
     }
 
     static int number(Protocol p) {
-        switch (p) {
-            case TCP: return FlowEntry.TCP;
-            case UDP: return FlowEntry.UDP;
-            case SCTP: return FlowEntry.SCTP;
-            default: throw new IllegalArgumentException(String.valueOf(p));
-        }
+        return switch (p) {
+            case TCP -> FlowEntry.TCP;
+            case UDP -> FlowEntry.UDP;
+            case SCTP -> FlowEntry.SCTP;
+        };
     }
 
     /** The service port the flow belongs to, if any. */

@@ -38,18 +38,12 @@ import java.util.stream.Collectors;
  * <p>Unlike upstream, which keys the service map by address only, this keys it by address and port: two UDP ports of
  * one service with different endpoint sets cannot shadow each other, and a flow that matched a service address is
  * not judged again as a NodePort flow.
+ *
+ * <p>{@code servingByServiceAddress} maps each UDP service address and port, {@code servingByNodePort} each UDP
+ * NodePort, to the serving endpoint IPs a flow to it may be answered by.
  */
-public final class StaleFlowFilter {
-    private final IpFamily family;
-    private final Map<AddressPort, Set<IpAddress>> byServiceAddress;
-    private final Map<Integer, Set<IpAddress>> byNodePort;
-
-    private StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> byServiceAddress,
-                            Map<Integer, Set<IpAddress>> byNodePort) {
-        this.family = family;
-        this.byServiceAddress = byServiceAddress;
-        this.byNodePort = byNodePort;
-    }
+public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> servingByServiceAddress,
+                              Map<Integer, Set<IpAddress>> servingByNodePort) {
 
     /** A UDP service address and port. */
     public record AddressPort(IpAddress address, int port) {
@@ -87,16 +81,8 @@ public final class StaleFlowFilter {
         return Collections.unmodifiableMap(m);
     }
 
-    public IpFamily family() { return family; }
-
-    /** UDP service address and port to the serving endpoint IPs a flow to it may be answered by. */
-    public Map<AddressPort, Set<IpAddress>> servingByServiceAddress() { return byServiceAddress; }
-
-    /** UDP NodePort to the serving endpoint IPs a flow to it may be answered by. */
-    public Map<Integer, Set<IpAddress>> servingByNodePort() { return byNodePort; }
-
     /** Whether there is nothing to clean in this family: no UDP service ports at all. */
-    public boolean isEmpty() { return byServiceAddress.isEmpty() && byNodePort.isEmpty(); }
+    public boolean isEmpty() { return servingByServiceAddress.isEmpty() && servingByNodePort.isEmpty(); }
 
     /**
      * Whether a cleanup is due after a sync that moved from {@code previous} (null: none yet, as at start) to this
@@ -104,19 +90,16 @@ public final class StaleFlowFilter {
      * harmless here because only flows whose reply source is not serving are deleted (unlike the flush-everything
      * first sync of #122740).
      */
-    public boolean changedSince(StaleFlowFilter previous) {
-        return previous == null || previous.family != family || !previous.byServiceAddress.equals(byServiceAddress)
-                || !previous.byNodePort.equals(byNodePort);
-    }
+    public boolean changedSince(StaleFlowFilter previous) { return !equals(previous); }
 
     /** Whether the flow should be deleted. */
     public boolean isStale(FlowEntry flow) {
         if (flow.protocol() != FlowEntry.UDP || flow.family() != family) return false;
-        Set<IpAddress> serving = byServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
+        Set<IpAddress> serving = servingByServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
         // A flow to a service address is judged by that service alone, even if its port number is also some
         // NodePort: upstream's port-only NodePort filter would cut such a healthy flow.
         if (serving != null) return !serving.contains(flow.replySrc());
-        Set<IpAddress> nodePortServing = byNodePort.get(flow.origDstPort());
+        Set<IpAddress> nodePortServing = servingByNodePort.get(flow.origDstPort());
         return nodePortServing != null && !nodePortServing.contains(flow.replySrc());
     }
 }

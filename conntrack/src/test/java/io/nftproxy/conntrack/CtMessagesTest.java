@@ -19,7 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class CtMessagesTest {
     private static final FlowEntry V6 = new FlowEntry(IpFamily.IPV6, FlowEntry.UDP,
             IpAddress.parse("fd00:10::5"), IpAddress.parse("fd00:172:30::10"), 40000, 53,
-            IpAddress.parse("fd00:10::99"), IpAddress.parse("fd00:10::5"), 5353, 40000, 5, 0xdeadbeefL);
+            IpAddress.parse("fd00:10::99"), IpAddress.parse("fd00:10::5"), 5353, 40000, 5, 0xdeadbeefL,
+            FlowEntry.NO_TCP_STATE, 0);
 
     @Test
     void deleteRequestHasTheOriginalTupleZoneAndIdBigEndian() {
@@ -48,7 +49,7 @@ class CtMessagesTest {
         int len = b.position();
         b.putShort(4, (short) CtMessages.type(CtMessages.IPCTNL_MSG_CT_NEW));
         FlowEntry replyAsOrig = new FlowEntry(IpFamily.IPV6, FlowEntry.UDP, V6.replySrc(), V6.replyDst(),
-                V6.replySrcPort(), V6.replyDstPort(), V6.origSrc(), V6.origDst(), 0, 0, 0, 0);
+                V6.replySrcPort(), V6.replyDstPort(), V6.origSrc(), V6.origDst(), 0, 0, 0, 0, FlowEntry.NO_TCP_STATE, 0);
         ByteBuffer r = ByteBuffer.allocate(CtMessages.MAX_DELETE_LEN).order(ByteOrder.nativeOrder());
         CtMessages.appendDelete(r, replyAsOrig, 9);
         int tupleLen = r.getShort(20) & 0xffff;

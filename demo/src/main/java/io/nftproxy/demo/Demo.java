@@ -198,7 +198,7 @@ public final class Demo implements AutoCloseable {
 
     private static String describePeer(String peer, String client) {
         if (peer.equals(client)) return " (the client's own address: not masqueraded)";
-        if (isNodeAddress(peer)) return " (" + NODE + "'s address: masqueraded)";
+        if (peer.equals(NODE_IP) || peer.equals(NODE_POD_GATEWAY)) return " (" + NODE + "'s address: masqueraded)";
         return "";
     }
 

@@ -68,9 +68,4 @@ public final class DemoCluster {
     private static List<Topology.Pod> pods(String node) {
         return BACKENDS.stream().filter(b -> b.node().equals(node)).map(b -> new Topology.Pod(b.role(), b.address(), null)).toList();
     }
-
-    /** Whether {@code address} is one of the nodes' own: what a backend sees when the proxy masqueraded. */
-    public static boolean isNodeAddress(String address) {
-        return address.equals(NODE_IP) || address.equals(NODE_POD_GATEWAY);
-    }
 }

@@ -35,6 +35,8 @@ public final class EchoServer implements AutoCloseable {
         this.udpLoop = new Thread(this::serveUdp, "echo-udp-" + name);
         tcpLoop.setDaemon(true);
         udpLoop.setDaemon(true);
+        tcpLoop.start();
+        udpLoop.start();
     }
 
     /**
@@ -50,10 +52,7 @@ public final class EchoServer implements AutoCloseable {
             tcp.close();
             throw e;
         }
-        EchoServer s = new EchoServer(name, tcp, udp);
-        s.tcpLoop.start();
-        s.udpLoop.start();
-        return s;
+        return new EchoServer(name, tcp, udp);
     }
 
     private byte[] reply(InetSocketAddress peer) {

@@ -41,15 +41,9 @@ public final class EmbeddedManifests {
             throw new IOException("unusable resource location " + anchor, e);
         }
         if (!uri.getScheme().equals("jar")) return copyTree(Path.of(uri).getParent().getParent(), target);
-        try (FileSystem jar = openJar(uri)) {
+        // A new file system over the jar; the shaded jar is opened by nobody else, so closing it here is safe.
+        try (FileSystem jar = FileSystems.newFileSystem(uri, Map.of())) {
             return copyTree(jar.provider().getPath(uri).getParent().getParent(), target);
-        }
-    }
-
-    /** A new file system over the jar; the shaded jar is opened by nobody else, so closing it here is safe. */
-    private static FileSystem openJar(URI uri) throws IOException {
-        try {
-            return FileSystems.newFileSystem(uri, Map.of());
         } catch (FileSystemAlreadyExistsException e) {
             throw new IOException("the jar's file system is already open elsewhere: " + uri, e);
         }

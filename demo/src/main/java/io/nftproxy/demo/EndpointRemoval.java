@@ -4,7 +4,6 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.MappingIterator;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.ObjectNode;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
@@ -56,8 +55,7 @@ public final class EndpointRemoval {
     }
 
     private static boolean holds(JsonNode endpoint, String address) {
-        if (!(endpoint instanceof ObjectNode) || !(endpoint.get("addresses") instanceof ArrayNode addresses)) return false;
-        for (JsonNode a : addresses) if (address.equals(a.asString(""))) return true;
-        return false;
+        return endpoint.get("addresses") instanceof ArrayNode addresses
+                && addresses.valueStream().anyMatch(a -> address.equals(a.asString("")));
     }
 }

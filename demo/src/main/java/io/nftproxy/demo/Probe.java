@@ -70,10 +70,6 @@ public final class Probe {
         return from.call(() -> tcpHere(address, port));
     }
 
-    public Outcome udp(String address, int port) throws Exception {
-        return from.call(() -> udpHere(address, port));
-    }
-
     /**
      * Up to {@code count} TCP connections, one after another, each from a fresh ephemeral port; fewer when the
      * batch stops early (see {@link #MAX_FAILURES_PER_BATCH}).

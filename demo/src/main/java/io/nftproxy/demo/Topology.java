@@ -73,11 +73,8 @@ public final class Topology implements AutoCloseable {
         boolean dualStack() { return lanGateway6 != null; }
     }
 
-    /**
-     * One namespace of the topology, its main addresses ({@code address6} null for an IPv4-only host) and a thread
-     * inside it on which to open sockets.
-     */
-    public record Host(String role, KernelNamespace ns, String address, String address6, NetnsThread thread) {
+    /** One namespace of the topology, its main IPv4 address and a thread inside it on which to open sockets. */
+    public record Host(String role, KernelNamespace ns, String address, NetnsThread thread) {
         public String netns() { return ns.name(); }
         @Override public String toString() { return role + "(" + address + ")"; }
     }
@@ -110,7 +107,6 @@ public final class Topology implements AutoCloseable {
         }
     }
 
-    public Plan plan() { return plan; }
     public Host lan() { return hosts.get(LAN_ROLE); }
     public Host node() { return hosts.get(plan.node().role()); }
     public Host remoteNode() { return hosts.get(plan.remoteNode().role()); }
@@ -157,23 +153,22 @@ public final class Topology implements AutoCloseable {
         return r.stdout();
     }
 
-    private void addHost(String role, String address, String address6) throws IOException {
+    private void addHost(String role, String address) throws IOException {
         KernelNamespace ns = KernelNamespace.create(plan.tag(), role);
         namespaces.add(ns);
-        hosts.put(role, new Host(role, ns, address, address6, NetnsThread.start(ns.name())));
+        hosts.put(role, new Host(role, ns, address, NetnsThread.start(ns.name())));
     }
 
     private void create() throws IOException {
         NodePlan n = plan.node(), r = plan.remoteNode();
         ExternalPlan x = plan.external();
-        boolean v6 = plan.dualStack();
-        addHost(LAN_ROLE, plan.lanGateway(), plan.lanGateway6());
-        addHost(n.role(), n.address(), n.address6());
-        for (Pod p : n.pods()) addHost(p.role(), p.address(), p.address6());
-        addHost(plan.podClient().role(), plan.podClient().address(), plan.podClient().address6());
-        addHost(r.role(), r.address(), r.address6());
-        for (Pod p : r.pods()) addHost(p.role(), p.address(), p.address6());
-        addHost(x.role(), x.addresses().get(0), null);
+        addHost(LAN_ROLE, plan.lanGateway());
+        addHost(n.role(), n.address());
+        for (Pod p : n.pods()) addHost(p.role(), p.address());
+        addHost(plan.podClient().role(), plan.podClient().address());
+        addHost(r.role(), r.address());
+        for (Pod p : r.pods()) addHost(p.role(), p.address());
+        addHost(x.role(), x.addresses().get(0));
         // Before any interface exists, so every interface inherits "default": loose reverse-path checks (the
         // node forwards DNATed flows between its uplink and pod veths), no ICMP redirects to muddy the picture, and
         // no ICMP rate limit, which would otherwise turn a quick run of REJECTs into timeouts. No IPv6 duplicate
@@ -188,13 +183,11 @@ public final class Topology implements AutoCloseable {
                     "net.ipv4.ip_forward=" + router, "net.ipv6.conf.all.forwarding=" + router);
         }
 
-        String lanPrefix = "/" + plan.lanPrefixLength();
-        String lan6Prefix = "/" + plan.lan6PrefixLength();
         List<String> lan = new ArrayList<>(List.of(
                 "link set lo up",
                 "link add br0 type bridge",
-                "addr add " + plan.lanGateway() + lanPrefix + " dev br0"));
-        if (v6) lan.add("addr add " + plan.lanGateway6() + lan6Prefix + " dev br0 nodad");
+                "addr add " + plan.lanGateway() + "/" + plan.lanPrefixLength() + " dev br0"));
+        if (plan.dualStack()) lan.add("addr add " + plan.lanGateway6() + "/" + plan.lan6PrefixLength() + " dev br0 nodad");
         lan.addAll(List.of(
                 "link set br0 up",
                 // Each LAN member's veth is created from here, its other end placed straight into the member.
@@ -208,7 +201,7 @@ public final class Topology implements AutoCloseable {
                 "route add " + r.podCidr() + " via " + r.address(),
                 "route add " + x.cidr() + " dev br0",
                 "route add unreachable default"));
-        if (v6) {
+        if (plan.dualStack()) {
             lan.addAll(List.of(
                     "route add " + n.podCidr6() + " via " + n.address6(),
                     "route add " + r.podCidr6() + " via " + r.address6(),

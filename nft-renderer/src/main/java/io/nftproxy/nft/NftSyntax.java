@@ -267,5 +267,5 @@ public final class NftSyntax {
         }
     }
 
-    static String hex(int v) { return "0x" + Integer.toHexString(v); }
+    public static String hex(int v) { return "0x" + Integer.toHexString(v); }
 }

@@ -275,19 +275,15 @@ public final class KernelTableParser {
         String name = string(c.get("name"));
         Chain.Hook hook = null;
         if (c.containsKey("hook") || c.containsKey("type") || c.containsKey("prio")) {
-            String type = string(c.get("type"));
-            String h = string(c.get("hook"));
-            int prio = intIn(c.get("prio"), Integer.MIN_VALUE, Integer.MAX_VALUE, "priority");
-            Object policy = c.get("policy");
-            if (policy != null && !"accept".equals(policy)) {
-                builder.chain(new Chain(name, new Chain.Hook(type, h, prio), optString(c.get("comment"))));
-                throw new NotOurs("base chain policy " + policy + " (ours are accept)");
-            }
-            hook = new Chain.Hook(type, h, prio);
+            hook = new Chain.Hook(string(c.get("type")), string(c.get("hook")),
+                    intIn(c.get("prio"), Integer.MIN_VALUE, Integer.MAX_VALUE, "priority"));
         } else if (c.containsKey("policy")) {
             throw new NotOurs("policy on a regular chain");
         }
         builder.chain(new Chain(name, hook, optString(c.get("comment"))));
+        // Reported after the chain is added, so its rules are not reported as well.
+        Object policy = c.get("policy");
+        if (policy != null && !"accept".equals(policy)) throw new NotOurs("base chain policy " + policy + " (ours are accept)");
     }
 
     private int ruleIndex;
@@ -313,7 +309,7 @@ public final class KernelTableParser {
                 if (e.size() != 1) throw new NotOurs("expression with " + e.size() + " keys");
                 if (e.containsKey("match")) {
                     if (!statements.isEmpty()) throw new NotOurs("match after a statement");
-                    matches.add(match(map(e.get("match"), "match")));
+                    matches.add(match(object(e.get("match"), "match", "op", "left", "right")));
                 } else {
                     statements.add(statement(e));
                 }
@@ -326,14 +322,14 @@ public final class KernelTableParser {
     }
 
     private Match match(Map<String, Object> m) {
-        keys(m, Set.of("op", "left", "right"));
         String op = string(m.get("op"));
         Object left = m.get("left");
         Object right = m.get("right");
         Map<String, Object> l = left instanceof Map<?, ?> ? map(left, "left") : Map.of();
         if (l.containsKey("ct")) {
-            String key = string(map(l.get("ct"), "ct").get("key"));
-            if (map(l.get("ct"), "ct").size() != 1) throw new NotOurs("ct expression with direction or family");
+            Map<String, Object> ct = map(l.get("ct"), "ct");
+            String key = string(ct.get("key"));
+            if (ct.size() != 1) throw new NotOurs("ct expression with direction or family");
             if (!op.equals("in") && !op.equals("==")) throw new NotOurs("ct " + key + " " + op);
             Object v = right instanceof List<?> rl && rl.size() == 1 ? rl.get(0) : right;
             if (key.equals("state") && "new".equals(v)) return new Match.CtStateNew();
@@ -341,8 +337,7 @@ public final class KernelTableParser {
             throw new NotOurs("ct " + key + " " + Json.write(right));
         }
         if (l.containsKey("fib")) {
-            Map<String, Object> fib = map(l.get("fib"), "fib");
-            keys(fib, Set.of("result", "flags"));
+            Map<String, Object> fib = object(l.get("fib"), "fib", "result", "flags");
             List<String> flags = strings(fib.get("flags"));
             if (!op.equals("==") || !"type".equals(fib.get("result")) || !"local".equals(right) || flags.size() != 1) {
                 throw new NotOurs("fib form");
@@ -391,8 +386,7 @@ public final class KernelTableParser {
             }
             Map<String, Object> m = map(i, "address");
             if (m.containsKey("prefix")) {
-                Map<String, Object> p = map(m.get("prefix"), "prefix");
-                keys(p, Set.of("addr", "len"));
+                Map<String, Object> p = object(m.get("prefix"), "prefix", "addr", "len");
                 out.add(new IpPrefix(IpAddress.parse(string(p.get("addr")), family), intIn(p.get("len"), 0, family.bits(), "prefix length")));
             } else if (m.containsKey("range")) {
                 List<Object> r = list(m.get("range"), "range");
@@ -413,15 +407,13 @@ public final class KernelTableParser {
                 return new Statement.Decide(verdict(e));
             case "reject": {
                 if (body == null) return new Statement.Reject();
-                Map<String, Object> r = map(body, "reject");
-                keys(r, Set.of("type", "expr"));
+                Map<String, Object> r = object(body, "reject", "type", "expr");
                 String icmp = family == IpFamily.IPV4 ? "icmp" : "icmpv6";
                 if (!icmp.equals(r.get("type")) || !"port-unreachable".equals(r.get("expr"))) throw new NotOurs("reject form");
                 return new Statement.Reject();
             }
             case "vmap": {
-                Map<String, Object> v = map(body, "vmap");
-                keys(v, Set.of("key", "data"));
+                Map<String, Object> v = object(body, "vmap", "key", "data");
                 Object key = v.get("key");
                 if (key instanceof Map<?, ?> k && k.containsKey("numgen")) {
                     int mod = numgenMod(key);
@@ -433,8 +425,7 @@ public final class KernelTableParser {
                 return new Statement.VmapLookup(fields(key), s.substring(1));
             }
             case "mangle": {
-                Map<String, Object> m = map(body, "mangle");
-                keys(m, Set.of("key", "value"));
+                Map<String, Object> m = object(body, "mangle", "key", "value");
                 if (!isMeta(m.get("key"), "mark")) throw new NotOurs("mangle of something other than the mark");
                 Map<String, Object> val = map(m.get("value"), "mangle value");
                 if (val.size() != 1) throw new NotOurs("mangle value form");
@@ -446,8 +437,7 @@ public final class KernelTableParser {
                 throw new NotOurs("mark operator " + op);
             }
             case "masquerade": {
-                Map<String, Object> m = map(body, "masquerade");
-                keys(m, Set.of("flags"));
+                Map<String, Object> m = object(body, "masquerade", "flags");
                 Object flags = m.get("flags");
                 List<String> fl = flags == null ? List.of() : strings(flags);
                 if (!fl.equals(List.of("fully-random"))) throw new NotOurs("masquerade without fully-random alone");
@@ -456,8 +446,7 @@ public final class KernelTableParser {
             case "dnat":
                 return dnat(map(body, "dnat"));
             case "set": {
-                Map<String, Object> s = map(body, "set");
-                keys(s, Set.of("op", "elem", "set"));
+                Map<String, Object> s = object(body, "set", "op", "elem", "set");
                 String set = string(s.get("set"));
                 if (!"update".equals(s.get("op")) || !set.startsWith("@")) throw new NotOurs("set statement form");
                 List<Field> f = fields(s.get("elem"));
@@ -479,8 +468,7 @@ public final class KernelTableParser {
             return new Statement.Dnat(List.of(new Statement.Target(IpAddress.parse(ip, family), port)), true);
         }
         keys(d, Set.of("family", "addr"));
-        Map<String, Object> m = map(map(addr, "dnat addr").get("map"), "dnat map");
-        keys(m, Set.of("key", "data"));
+        Map<String, Object> m = object(map(addr, "dnat addr").get("map"), "dnat map", "key", "data");
         if (m.get("data") instanceof String named) return dnatThroughMap(m.get("key"), named);
         int mod = numgenMod(m.get("key"));
         List<Object> data = list(map(m.get("data"), "dnat data").get("set"), "dnat set");
@@ -513,8 +501,7 @@ public final class KernelTableParser {
 
     /** {@code numgen random mod N} (offset 0), returning N. */
     private static int numgenMod(Object key) {
-        Map<String, Object> n = map(map(key, "numgen").get("numgen"), "numgen");
-        keys(n, Set.of("mode", "mod", "offset"));
+        Map<String, Object> n = object(map(key, "numgen").get("numgen"), "numgen", "mode", "mod", "offset");
         if (!"random".equals(n.get("mode")) || (n.containsKey("offset") && !Long.valueOf(0).equals(n.get("offset")))) {
             throw new NotOurs("numgen form");
         }
@@ -540,9 +527,7 @@ public final class KernelTableParser {
         if (m.size() != 1) throw new NotOurs("verdict form");
         String k = m.keySet().iterator().next();
         if (k.equals("jump") || k.equals("goto")) {
-            Map<String, Object> t = map(m.get(k), k);
-            keys(t, Set.of("target"));
-            String target = string(t.get("target"));
+            String target = string(object(m.get(k), k, "target").get("target"));
             return k.equals("jump") ? new Verdict.Jump(target) : new Verdict.Goto(target);
         }
         Verdict plain = switch (k) {
@@ -564,8 +549,7 @@ public final class KernelTableParser {
         if (isMeta(expr, "l4proto")) return Field.L4PROTO;
         Map<String, Object> m = map(expr, "field");
         if (m.containsKey("payload")) {
-            Map<String, Object> p = map(m.get("payload"), "payload");
-            keys(p, Set.of("protocol", "field"));
+            Map<String, Object> p = object(m.get("payload"), "payload", "protocol", "field");
             Object proto = p.get("protocol"), f = p.get("field");
             if ("th".equals(proto) && "dport".equals(f)) return Field.DPORT;
             for (Protocol pr : Protocol.values()) if ("dport".equals(f) && pr.nftName().equals(proto)) return Field.dport(pr);
@@ -629,6 +613,13 @@ public final class KernelTableParser {
     private static int intIn(Object o, long min, long max, String what) {
         if (o instanceof Long l && l >= min && l <= max) return (int) (long) l;
         throw new NotOurs(what + " " + Json.write(o) + " outside " + min + ".." + max);
+    }
+
+    /** {@code o} as an object holding no keys but {@code allowed}. */
+    private static Map<String, Object> object(Object o, String what, String... allowed) {
+        Map<String, Object> m = map(o, what);
+        keys(m, Set.of(allowed));
+        return m;
     }
 
     private static void keys(Map<String, Object> m, Set<String> allowed) {

@@ -55,8 +55,6 @@ public final class TableComparison {
     }
 
     public static List<String> diff(TableContent expected, TableContent actual, Set<Tolerance> tolerances) {
-        Objects.requireNonNull(expected, "expected");
-        Objects.requireNonNull(actual, "actual");
         return new TableComparison(expected, actual, tolerances).run();
     }
 
@@ -168,21 +166,17 @@ public final class TableComparison {
     private void elements(String set) {
         Map<Element.ElementKey, Element> e = expected.elements(set);
         Map<Element.ElementKey, Element> a = actual.elements(set);
-        List<Element> missing = new ArrayList<>(), extra = new ArrayList<>();
         for (Element x : e.values()) {
             Element y = a.get(x.id());
-            if (y == null) {
-                missing.add(x);
-            } else if (!Objects.equals(x.value(), y.value()) || !Objects.equals(x.data(), y.data())
-                    || !Objects.equals(x.comment(), y.comment())) {
+            if (y != null && (!Objects.equals(x.value(), y.value()) || !Objects.equals(x.data(), y.data())
+                    || !Objects.equals(x.comment(), y.comment()))) {
                 out.add("element " + set + " { " + key(x) + " }: expected " + payload(x) + ", actual " + payload(y));
             }
         }
-        for (Element y : a.values()) if (!e.containsKey(y.id())) extra.add(y);
-        missing.sort(Element.ORDER);
-        extra.sort(Element.ORDER);
-        for (Element x : missing) out.add("missing element " + set + " { " + key(x) + " " + payload(x) + " }");
-        for (Element y : extra) out.add("extra element " + set + " { " + key(y) + " " + payload(y) + " }");
+        e.values().stream().filter(x -> !a.containsKey(x.id())).sorted(Element.ORDER)
+                .forEach(x -> out.add("missing element " + set + " { " + key(x) + " " + payload(x) + " }"));
+        a.values().stream().filter(y -> !e.containsKey(y.id())).sorted(Element.ORDER)
+                .forEach(y -> out.add("extra element " + set + " { " + key(y) + " " + payload(y) + " }"));
     }
 
     private static List<Rule> canonical(List<Rule> rules) {

@@ -76,7 +76,7 @@ public final class PacketTracer {
         List<Integer[]> done = new ArrayList<>();
         while (!pending.isEmpty()) {
             List<Integer> forced = pending.pop();
-            Run run = new Run(table, node, local, p, forced);
+            Run run = new Run(table, local, p, forced);
             branches.add(run.execute());
             done.add(run.taken.toArray(Integer[]::new));
             if (branches.size() > MAX_BRANCHES) {
@@ -91,7 +91,7 @@ public final class PacketTracer {
             }
         }
         // Branch order follows the pick indices (numgen order), whatever order the search found them in.
-        return new Trace(p, table.family(), IntStream.range(0, branches.size()).boxed()
+        return new Trace(p, IntStream.range(0, branches.size()).boxed()
                 .sorted(Comparator.comparing(done::get, Arrays::compare)).map(branches::get).toList());
     }
 
@@ -101,7 +101,6 @@ public final class PacketTracer {
     /** One linear evaluation of the packet, following the forced choices. */
     private static final class Run {
         private final TableContent table;
-        private final NodeContext node;
         private final Set<IpAddress> local;
         private final Packet packet;
         private final NftSyntax syntax;
@@ -123,9 +122,8 @@ public final class PacketTracer {
         private Outcome end;
         private int ruleCount;
 
-        Run(TableContent table, NodeContext node, Set<IpAddress> local, Packet packet, List<Integer> forced) {
+        Run(TableContent table, Set<IpAddress> local, Packet packet, List<Integer> forced) {
             this.table = table;
-            this.node = node;
             this.local = local;
             this.packet = packet;
             this.syntax = new NftSyntax(table.family(), Capabilities.baseline());
@@ -135,33 +133,22 @@ public final class PacketTracer {
         }
 
         Trace.Branch execute() {
-            String delivery;
-            if (packet.origin() == Origin.HOST) {
-                if (!hook("output") || !hook("postrouting")) return finish(null);
-                if (isLocal(dst)) {
-                    // Looped back through lo, the first packet keeps its conntrack entry, still new, so filter-input
-                    // sees it: a host's connection to its own NodePort without endpoints is rejected there (checked
-                    // on kernel 6.18). nat chains do not run again; prerouting's filter chain re-checks firewall-ips,
-                    // which output already passed for this daddr.
-                    note(null, "routing: " + dst + " is a local address -> over loopback to the input path");
-                    if (!hook("input")) return finish(null);
-                    delivery = "to a local socket over loopback";
-                } else {
-                    delivery = "sent out of the node";
-                }
-            } else {
-                if (!hook("prerouting")) return finish(null);
-                if (isLocal(dst)) {
-                    note(null, "routing: " + dst + " is a local address -> input path");
-                    if (!hook("input")) return finish(null);
-                    delivery = "delivered to a local socket";
-                } else {
-                    note(null, "routing: " + dst + " is not a local address -> forward path");
-                    if (!hook("forward") || !hook("postrouting")) return finish(null);
-                    delivery = "forwarded";
-                }
+            boolean host = packet.origin() == Origin.HOST;
+            if (!(host ? hook("output") && hook("postrouting") : hook("prerouting"))) return finish(null);
+            if (isLocal(dst)) {
+                // A host's packet loops back through lo; the first packet keeps its conntrack entry, still new, so
+                // filter-input sees it: a host's connection to its own NodePort without endpoints is rejected there
+                // (checked on kernel 6.18). nat chains do not run again; prerouting's filter chain re-checks
+                // firewall-ips, which output already passed for this daddr.
+                note(null, "routing: " + dst + " is a local address -> "
+                        + (host ? "over loopback to the input path" : "input path"));
+                if (!hook("input")) return finish(null);
+                return finish(host ? "to a local socket over loopback" : "delivered to a local socket");
             }
-            return finish(delivery);
+            if (host) return finish("sent out of the node");
+            note(null, "routing: " + dst + " is not a local address -> forward path");
+            if (!hook("forward") || !hook("postrouting")) return finish(null);
+            return finish("forwarded");
         }
 
         private Trace.Branch finish(String delivery) {
@@ -238,11 +225,11 @@ public final class PacketTracer {
                 // Without a comment, the rule up to its mark says why (a flat NodePort rule goes on to its dnat).
                 markSetBy = chain + ": " + (r.comment() != null ? r.comment()
                         : syntax.ruleText(new Rule(chain, r.matches(), List.of(m), null)));
-                why.add("mark set to " + hex(mark));
+                why.add("mark set to " + NftSyntax.hex(mark));
                 return null;
             } else if (s instanceof Statement.MarkXor m) {
                 mark ^= m.mark();
-                why.add("mark set to " + hex(mark));
+                why.add("mark set to " + NftSyntax.hex(mark));
                 return null;
             } else if (s instanceof Statement.UpdateSet u) {
                 affinitySet = u.set();
@@ -252,7 +239,7 @@ public final class PacketTracer {
                 String reason;
                 if (hairpinKey != null) reason = "hairpin: " + hairpinKey;
                 else if (r.matches().stream().anyMatch(m -> m instanceof Match.MarkBits) && markSetBy != null) {
-                    reason = "mark " + hex(markBit(r)) + " set in " + markSetBy;
+                    reason = "mark " + NftSyntax.hex(markBit(r)) + " set in " + markSetBy;
                 } else reason = why.isEmpty() ? "unconditional masquerade in " + chain : String.join("; ", why);
                 masquerade = new Outcome.Masquerade(true, reason);
                 explain(chain, depth, text, why, "MASQUERADE: source NATed to the outgoing interface address");
@@ -275,9 +262,9 @@ public final class PacketTracer {
                 explain(chain, depth, text, why, d.verdict().text() + (d.verdict() instanceof Verdict.Continue ? nextRule(chain) : ""));
                 return verdict(d.verdict(), chain, text, depth);
             } else if (s instanceof Statement.VmapLookup v) {
-                Field foreign = foreignPort(v.fields());
+                String foreign = foreignPort(v.fields());
                 if (foreign != null) {
-                    explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops at its vmap");
+                    explain(chain, depth, text, why, foreign + ": the rule stops at its vmap");
                     return Flow.NEXT;
                 }
                 String key = keyText(v.fields());
@@ -308,9 +295,9 @@ public final class PacketTracer {
          * on with the next rule.
          */
         private Flow dnatMap(Statement.DnatMap d, String text, String chain, int depth, List<String> why) {
-            Field foreign = foreignPort(d.key());
+            String foreign = foreignPort(d.key());
             if (foreign != null) {
-                explain(chain, depth, text, why, foreignPortText(foreign) + ": the rule stops before its dnat");
+                explain(chain, depth, text, why, foreign + ": the rule stops before its dnat");
                 return Flow.NEXT;
             }
             int n = d.numgenModulus();
@@ -387,9 +374,9 @@ public final class PacketTracer {
             } else if (m instanceof Match.SetLookup l) {
                 // A protocol-bound port carries nft's implicit meta l4proto match: negated or not, the lookup
                 // does not hold for a packet of another protocol.
-                Field foreign = foreignPort(l.fields());
+                String foreign = foreignPort(l.fields());
                 if (foreign != null) {
-                    detail[0] = foreignPortText(foreign);
+                    detail[0] = foreign;
                     return false;
                 }
                 Element e = table.element(l.set(), key(l.fields()));
@@ -439,27 +426,25 @@ public final class PacketTracer {
                 }
                 boolean hit = pick(n.modulus(), n.value()) == 0;
                 detail[0] = expr + (hit ? " drew " + n.value() : " drew other than " + n.value())
-                        + " (p " + (hit ? Probability.of(1, n.modulus()) : Probability.of(n.modulus() - 1, n.modulus()))
+                        + " (p " + (hit ? new Probability(1, n.modulus()) : new Probability(n.modulus() - 1, n.modulus()))
                         + "; both outcomes are traced)";
                 return hit;
             } else if (m instanceof Match.MarkBits b) {
                 boolean set = (mark & b.mask()) != 0;
-                detail[0] = "mark " + hex(mark) + (set ? " has " + hex(b.mask()) + " set" : " and " + hex(b.mask()) + " == 0");
+                detail[0] = "mark " + NftSyntax.hex(mark)
+                        + (set ? " has " + NftSyntax.hex(b.mask()) + " set" : " and " + NftSyntax.hex(b.mask()) + " == 0");
                 return set;
             }
             throw new TraceException("match the tracer does not model: " + m);
         }
 
-        /** The first protocol-bound port ({@code tcp dport} …) among {@code fields} of another protocol than the packet's. */
-        private Field foreignPort(List<Field> fields) {
-            return fields.stream().filter(f -> f.impliedProtocol() != null && f.impliedProtocol() != packet.proto())
-                    .findFirst().orElse(null);
-        }
-
-        private String foreignPortText(Field f) {
-            String p = f.impliedProtocol().nftName();
-            return syntax.fieldsText(List.of(f)) + " holds only for " + p + " packets (nft adds meta l4proto " + p + "), this one is "
-                    + packet.proto().nftName();
+        /** Why {@code fields} cannot hold: a protocol-bound port ({@code tcp dport} …) of another protocol; or null. */
+        private String foreignPort(List<Field> fields) {
+            return fields.stream().filter(f -> f.impliedProtocol() != null && f.impliedProtocol() != packet.proto()).findFirst()
+                    .map(f -> syntax.fieldsText(List.of(f)) + " holds only for " + f.impliedProtocol().nftName()
+                            + " packets (nft adds meta l4proto " + f.impliedProtocol().nftName() + "), this one is "
+                            + packet.proto().nftName())
+                    .orElse(null);
         }
 
         /**
@@ -471,7 +456,7 @@ public final class PacketTracer {
             if (i >= n) throw new TraceException("internal: pick " + i + " of " + n);
             taken.add(i);
             arity.add(n);
-            odds = odds.times(Probability.of(1, n));
+            odds = odds.times(new Probability(1, n));
             choiceLabels.add("numgen pick " + i + "/" + n + " -> " + labels.get(i));
             return i;
         }
@@ -482,7 +467,7 @@ public final class PacketTracer {
             if (i >= 2) throw new TraceException("internal: pick " + i + " of a match");
             taken.add(i);
             arity.add(2);
-            odds = odds.times(i == 0 ? Probability.of(1, n) : Probability.of(n - 1, n));
+            odds = odds.times(i == 0 ? new Probability(1, n) : new Probability(n - 1, n));
             choiceLabels.add("numgen mod " + n + (i == 0 ? " == " : " != ") + value);
             return i;
         }
@@ -527,7 +512,5 @@ public final class PacketTracer {
             for (Match m : r.matches()) if (m instanceof Match.MarkBits b) return b.mask();
             return 0;
         }
-
-        private static String hex(int v) { return "0x" + Integer.toHexString(v); }
     }
 }

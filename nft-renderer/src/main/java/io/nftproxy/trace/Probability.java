@@ -17,9 +17,6 @@ public record Probability(long numerator, long denominator) {
         denominator /= g;
     }
 
-    /** {@code k/n} */
-    public static Probability of(long k, long n) { return new Probability(k, n); }
-
     public Probability times(Probability o) {
         long g1 = gcd(numerator, o.denominator), g2 = gcd(o.numerator, denominator);
         return new Probability(Math.multiplyExact(numerator / g1, o.numerator / g2),

@@ -1,7 +1,5 @@
 package io.nftproxy.trace;
 
-import io.nftproxy.net.IpFamily;
-
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,13 +24,11 @@ public final class Trace {
     }
 
     private final Packet packet;
-    private final IpFamily family;
     private final List<Branch> branches;
     private final Outcome outcome;
 
-    Trace(Packet packet, IpFamily family, List<Branch> branches) {
+    Trace(Packet packet, List<Branch> branches) {
         this.packet = packet;
-        this.family = family;
         this.branches = List.copyOf(branches);
         this.outcome = Outcome.merge(branches.stream().map(Branch::outcome).toList());
     }
@@ -62,7 +58,8 @@ public final class Trace {
     /** A human-readable explanation, hook by hook and chain by chain, ending with a one-line verdict. */
     public String render() {
         StringBuilder sb = new StringBuilder();
-        sb.append("trace ").append(family.nftFamily()).append(' ').append(packet).append('\n');
+        // The table traced is of the packet's family: PacketTracer.trace refuses any other.
+        sb.append("trace ").append(packet.dst().family().nftFamily()).append(' ').append(packet).append('\n');
         int common = commonPrefix();
         String[] hook = {null};
         lines(sb, branches.get(0).steps().subList(0, common), hook, "");

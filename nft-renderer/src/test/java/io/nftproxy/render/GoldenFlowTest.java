@@ -48,7 +48,7 @@ class GoldenFlowTest {
             assertEquals(f.dnatTargets(), d.hostPorts(), explain);
             assertEquals(f.masquerade(), d.masqueradeSummary(), explain);
             // kube-proxy picks uniformly among the endpoints of the chain the packet reaches, whatever the layout.
-            Probability each = Probability.of(1, f.dnatTargets().size());
+            Probability each = new Probability(1, f.dnatTargets().size());
             trace.dnatOdds().forEach((hp, p) -> assertEquals(each, p, hp + explain));
             assertEquals(f.dnatTargets(), List.copyOf(trace.dnatOdds().keySet()), explain);
         } else if (o instanceof Outcome.Untouched u) {

@@ -125,11 +125,12 @@ class PacketTracerTest {
      */
     @Test
     void numgenMatchesForkWithTheirOdds() {
-        assertEquals(List.of(Probability.of(1, 4), Probability.of(1, 4), Probability.of(1, 4), Probability.of(1, 4)),
+        assertEquals(List.of(new Probability(1, 4), new Probability(1, 4), new Probability(1, 4), new Probability(1, 4)),
                 List.copyOf(cascade(4, 3, 2).dnatOdds().values()));
         Trace t = cascade(2, 2);
         assertEquals(List.of("10.0.2.1:8080", "10.0.2.2:8080", "10.0.2.3:8080"), List.copyOf(t.dnatOdds().keySet()));
-        assertEquals(List.of(Probability.of(1, 2), Probability.of(1, 4), Probability.of(1, 4)), List.copyOf(t.dnatOdds().values()));
+        assertEquals(List.of(new Probability(1, 2), new Probability(1, 4), new Probability(1, 4)),
+                List.copyOf(t.dnatOdds().values()));
         assertEquals(List.of("numgen mod 2 != 0", "numgen mod 2 == 0"), t.branches().get(1).choices());
         assertTrue(t.render().contains("branch 3/3 (p 1/4)"), t.render());
         assertTrue(t.render().contains("odds: 10.0.2.1:8080 1/2, 10.0.2.2:8080 1/4, 10.0.2.3:8080 1/4"), t.render());
@@ -221,7 +222,7 @@ class PacketTracerTest {
     }
 
     private static List<Probability> each(int n) {
-        return java.util.Collections.nCopies(n, Probability.of(1, n));
+        return java.util.Collections.nCopies(n, new Probability(1, n));
     }
 
     /** Every step of the trace whose detail contains {@code text}. */
@@ -398,9 +399,9 @@ class PacketTracerTest {
         Trace g = flat(gap, Origin.POD, POD_CLIENT, SVC3, Protocol.TCP, 80);
         assertEquals(Outcome.Kind.MIXED, g.outcome().kind(), g.render());
         assertEquals(List.of(EP3.get(0), EP3.get(1)), List.copyOf(g.dnatOdds().keySet()));
-        assertEquals(List.of(Probability.of(1, 3), Probability.of(1, 3)), List.copyOf(g.dnatOdds().values()));
+        assertEquals(List.of(new Probability(1, 3), new Probability(1, 3)), List.copyOf(g.dnatOdds().values()));
         Trace.Branch third = g.branches().get(2);
-        assertEquals(Probability.of(1, 3), third.probability());
+        assertEquals(new Probability(1, 3), third.probability());
         assertEquals("cluster-ips-check", assertInstanceOf(Outcome.Reject.class, third.outcome()).chain());
         assertEquals(Probability.ONE, total(g));
     }
