@@ -28,8 +28,10 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -139,34 +141,58 @@ public final class ManifestLoader {
     public FileLoad loadFile(Path file) {
         Sink sink = new Sink();
         boolean unusable = !loadFile(file, sink);
-        List<Object> objects = new ArrayList<>();
-        objects.addAll(sink.services);
-        objects.addAll(sink.slices);
-        objects.addAll(sink.nodes);
-        objects.addAll(sink.cidrs);
-        return new FileLoad(file, objects, sink.problems, sink.ignored, unusable);
+        return new FileLoad(file, sink.objects, sink.problems, sink.ignored, unusable);
     }
 
     /** The directory's objects from its files' loads, in the given (path) order; a later duplicate is a problem. */
     public LoadResult merge(List<FileLoad> files, List<LoadProblem> listingProblems) {
         Sink sink = new Sink();
         sink.problems.addAll(listingProblems);
+        // Where each object was first found, by name(): the API server holds one object per name, and which copy
+        // wins must not depend on who reads the directory (render or the daemon).
+        Map<String, Path> firstSeen = new HashMap<>();
         for (FileLoad f : files) {
             sink.problems.addAll(f.problems());
             sink.ignored.addAll(f.ignored());
             for (Object o : f.objects()) {
-                if (o instanceof ServiceObject x) sink.add(sink.services, x, ServiceObject::meta, f.file(), "Service");
-                else if (o instanceof EndpointSliceObject x) sink.add(sink.slices, x, EndpointSliceObject::meta, f.file(), "EndpointSlice");
-                else if (o instanceof NodeObject x) sink.add(sink.nodes, x, NodeObject::meta, f.file(), "Node");
-                else if (o instanceof ServiceCidrObject x) sink.add(sink.cidrs, x, ServiceCidrObject::meta, f.file(), "ServiceCIDR");
-                else throw new IllegalArgumentException("not a cluster object: " + o.getClass());
+                Path first = firstSeen.putIfAbsent(name(o), f.file());
+                if (first == null) {
+                    sink.objects.add(o);
+                } else {
+                    sink.problems.add(LoadProblem.duplicate(f.file(), kind(o), meta(o).key(), first));
+                }
             }
         }
+        ClusterSnapshot snapshot = new ClusterSnapshot(only(sink.objects, ServiceObject.class),
+                only(sink.objects, EndpointSliceObject.class), only(sink.objects, NodeObject.class),
+                only(sink.objects, ServiceCidrObject.class));
         LOG.debug("loaded files={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
-                files.size(), sink.services.size(), sink.slices.size(), sink.nodes.size(), sink.cidrs.size(),
-                sink.problems.size(), sink.ignored.size());
-        return new LoadResult(new ClusterSnapshot(sink.services, sink.slices, sink.nodes, sink.cidrs),
-                sink.problems, sink.ignored);
+                files.size(), snapshot.services().size(), snapshot.endpointSlices().size(), snapshot.nodes().size(),
+                snapshot.serviceCidrs().size(), sink.problems.size(), sink.ignored.size());
+        return new LoadResult(snapshot, sink.problems, sink.ignored);
+    }
+
+    private static <T> List<T> only(List<Object> objects, Class<T> type) {
+        return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    /** {@code Kind namespace/name}: what the API server holds one of. */
+    static String name(Object o) { return kind(o) + " " + meta(o).key(); }
+
+    static String kind(Object o) {
+        if (o instanceof ServiceObject) return "Service";
+        if (o instanceof EndpointSliceObject) return "EndpointSlice";
+        if (o instanceof NodeObject) return "Node";
+        if (o instanceof ServiceCidrObject) return "ServiceCIDR";
+        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
+    }
+
+    static ObjectMeta meta(Object o) {
+        if (o instanceof ServiceObject x) return x.meta();
+        if (o instanceof EndpointSliceObject x) return x.meta();
+        if (o instanceof NodeObject x) return x.meta();
+        if (o instanceof ServiceCidrObject x) return x.meta();
+        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
     }
 
     /**
@@ -275,10 +301,10 @@ public final class ManifestLoader {
         String label = label(raw, itemOf);
         try {
             switch (kind + " " + apiVersion) {
-                case "Service v1" -> sink.services.add(ApiObjectDecoder.service(obj));
-                case "EndpointSlice discovery.k8s.io/v1" -> sink.slices.add(ApiObjectDecoder.endpointSlice(obj));
-                case "Node v1" -> sink.nodes.add(ApiObjectDecoder.node(obj));
-                case "ServiceCIDR networking.k8s.io/v1" -> sink.cidrs.add(ApiObjectDecoder.serviceCidr(obj));
+                case "Service v1" -> sink.objects.add(ApiObjectDecoder.service(obj));
+                case "EndpointSlice discovery.k8s.io/v1" -> sink.objects.add(ApiObjectDecoder.endpointSlice(obj));
+                case "Node v1" -> sink.objects.add(ApiObjectDecoder.node(obj));
+                case "ServiceCIDR networking.k8s.io/v1" -> sink.objects.add(ApiObjectDecoder.serviceCidr(obj));
                 default -> sink.ignored.add(new LoadProblem(file, doc, kind, label, null,
                         "not read by the proxy (apiVersion " + apiVersion + ")"));
             }
@@ -330,27 +356,8 @@ public final class ManifestLoader {
     }
 
     private static final class Sink {
-        final List<ServiceObject> services = new ArrayList<>();
-        final List<EndpointSliceObject> slices = new ArrayList<>();
-        final List<NodeObject> nodes = new ArrayList<>();
-        final List<ServiceCidrObject> cidrs = new ArrayList<>();
+        final List<Object> objects = new ArrayList<>();
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
-        /** Where each kind's object was first found, by {@code kind namespace/name}. */
-        private final java.util.Map<String, Path> firstSeen = new java.util.HashMap<>();
-
-        /**
-         * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
-         * object per name, and which copy wins must not depend on who reads the directory (render or the daemon).
-         */
-        <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, String kind) {
-            String key = meta.apply(object).key();
-            Path first = firstSeen.putIfAbsent(kind + " " + key, file);
-            if (first == null) {
-                into.add(object);
-            } else {
-                problems.add(LoadProblem.duplicate(file, kind, key, first));
-            }
-        }
     }
 }
