@@ -103,18 +103,6 @@ public final class ManifestLoader {
     }
 
     /**
-     * The manifest files under {@code dir} in path order; subdirectories that cannot be listed go to {@code problems}.
-     *
-     * @throws NoSuchFileException   when {@code dir} does not exist
-     * @throws NotDirectoryException when it is not a directory
-     */
-    public List<Path> files(Path dir, List<LoadProblem> problems) throws IOException {
-        if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
-        if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
-        return manifestFiles(dir, problems);
-    }
-
-    /**
      * What one file held.
      *
      * @param unusable true when the file as a whole could not be used (unreadable, too large, malformed): none of
@@ -199,9 +187,14 @@ public final class ManifestLoader {
      * The manifest files under {@code dir}, sorted by path. Entries whose name starts with a dot are skipped, and
      * directory symlinks are not followed: a ConfigMap volume holds each file twice, as {@code name -> ..data/name}
      * and inside the hidden {@code ..2024_...} directory, and must load once. A subdirectory that cannot be listed
-     * is a problem of its own; the rest is still read.
+     * is a problem of its own, added to {@code problems}; the rest is still read.
+     *
+     * @throws NoSuchFileException   when {@code dir} does not exist
+     * @throws NotDirectoryException when it is not a directory
      */
-    static List<Path> manifestFiles(Path dir, List<LoadProblem> problems) throws IOException {
+    public List<Path> files(Path dir, List<LoadProblem> problems) throws IOException {
+        if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
+        if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
         List<Path> files = new ArrayList<>();
         Files.walkFileTree(dir, new SimpleFileVisitor<>() {
             @Override public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
