@@ -7,6 +7,7 @@ import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.MissingNode;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -140,10 +141,10 @@ public final class ListWatch<T> implements AutoCloseable {
         String listRv = null;
         while (running) {
             String q = path + "?limit=" + PAGE + selector + (cont == null ? "" : "&continue=" + encode(cont));
-            Page page;
+            JsonNode meta;
             try (InputStream body = request(q, LIST_IDLE)) {
                 if (notServed) return;
-                page = readList(body, objects);
+                meta = readList(body, objects);
             } catch (Gone e) {
                 if (cont == null) throw e;
                 // The continue token expired between pages: the list starts over, from a new snapshot.
@@ -152,9 +153,9 @@ public final class ListWatch<T> implements AutoCloseable {
                 listRv = null;
                 continue;
             }
-            if (listRv == null) listRv = page.resourceVersion;
-            cont = page.cont == null || page.cont.isEmpty() ? null : page.cont;
-            if (cont == null) break;
+            if (listRv == null) listRv = text(meta, "resourceVersion");
+            cont = text(meta, "continue");
+            if (cont == null || cont.isEmpty()) break;
         }
         if (!running) return;
         sink.replace().accept(objects);
@@ -163,24 +164,19 @@ public final class ListWatch<T> implements AutoCloseable {
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
     }
 
-    private record Page(String resourceVersion, String cont) {}
-
-    private Page readList(InputStream body, List<T> into) throws IOException {
-        String rv = null;
-        String cont = null;
+    /** Decodes a list page's items into {@code into}; returns its metadata (resourceVersion, continue). */
+    private JsonNode readList(InputStream body, List<T> into) throws IOException {
+        JsonNode meta = MissingNode.getInstance();
         try (JsonParser p = json.createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) throw new IOException("list response is not a JSON object");
             while (p.nextToken() == JsonToken.PROPERTY_NAME) {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
                 if ("metadata".equals(field) && t == JsonToken.START_OBJECT) {
-                    JsonNode m = p.readValueAsTree();
-                    rv = text(m, "resourceVersion");
-                    cont = text(m, "continue");
+                    meta = p.readValueAsTree();
                 } else if ("items".equals(field) && t == JsonToken.START_ARRAY) {
                     while (p.nextToken() == JsonToken.START_OBJECT) {
-                        JsonNode item = p.readValueAsTree();
-                        T decoded = decode(item);
+                        T decoded = decode(p.readValueAsTree());
                         if (decoded != null) into.add(decoded);
                     }
                 } else {
@@ -188,7 +184,7 @@ public final class ListWatch<T> implements AutoCloseable {
                 }
             }
         }
-        return new Page(rv, cont);
+        return meta;
     }
 
     private void watch() throws IOException, InterruptedException {
@@ -199,8 +195,7 @@ public final class ListWatch<T> implements AutoCloseable {
              JsonParser p = json.createParser(body)) {
             reachability.ok(kind);
             while (running && p.nextToken() == JsonToken.START_OBJECT) {
-                JsonNode event = p.readValueAsTree();
-                handle(event);
+                handle(p.readValueAsTree());
             }
         }
     }
@@ -262,9 +257,7 @@ public final class ListWatch<T> implements AutoCloseable {
 
     private String statusMessage(InputStream body) {
         try {
-            byte[] b = body.readNBytes(16 * 1024);
-            JsonNode n = json.readTree(b);
-            return text(n, "message");
+            return text(json.readTree(body.readNBytes(16 * 1024)), "message");
         } catch (Exception e) {
             return null;
         }
