@@ -124,7 +124,7 @@ public final class ListWatch<T> implements AutoCloseable {
                 ApiServer.Failure failure = e instanceof Status s ? new ApiServer.Failure("HTTP " + s.code, s.getMessage()) : ApiServer.failure(e);
                 // A rotated token, an expired exec credential, a CA file put right: read the kubeconfig again.
                 if ((e instanceof Status s && s.code == 401) || failure.category().equals("untrusted")) api.refreshCredentials();
-                reachability.failed(kind, during, failure, e, MAX_BACKOFF.toMillis());
+                reachability.failed(kind, during, failure, e);
                 try {
                     Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
                 } catch (InterruptedException ie) {
