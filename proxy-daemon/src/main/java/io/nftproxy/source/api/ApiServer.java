@@ -119,7 +119,7 @@ public final class ApiServer {
         if (auth != null) b.header("Authorization", auth);
         if (config.getImpersonateUsername() != null) b.header("Impersonate-User", config.getImpersonateUsername());
         if (config.getImpersonateGroups() != null) for (String g : config.getImpersonateGroups()) b.header("Impersonate-Group", g);
-        return http.send(b.build(), StreamBody.handler(idle));
+        return http.send(b.build(), info -> new StreamBody(idle));
     }
 
     /**
