@@ -38,7 +38,6 @@ import java.util.Objects;
  */
 public final class ApiServer {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
 
     private volatile Config config;
     private final URI base;
@@ -100,16 +99,11 @@ public final class ApiServer {
     }
 
     /**
-     * A GET of {@code pathAndQuery} (relative to the server's URL); the body streams while it arrives and fails a
-     * read that waits longer than {@code idle}.
+     * A GET of {@code pathAndQuery} (relative to the server's URL) whose response must begin within {@code headers};
+     * the body streams while it arrives and fails a read that waits longer than {@code idle}.
      *
      * @throws IOException when the server cannot be reached, refuses, or its certificate is not trusted
      */
-    public HttpResponse<InputStream> get(String pathAndQuery, Duration idle) throws IOException, InterruptedException {
-        return get(pathAndQuery, RESPONSE_TIMEOUT, idle);
-    }
-
-    /** As {@link #get(String, Duration)}, with {@code headers} the longest wait for the response to begin. */
     public HttpResponse<InputStream> get(String pathAndQuery, Duration headers, Duration idle) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(pathAndQuery)).GET()
                 .timeout(headers)

@@ -43,6 +43,8 @@ public final class ListWatch<T> implements AutoCloseable {
      */
     public static final int PAGE = 5_000;
     private static final Duration LIST_IDLE = Duration.ofSeconds(60);
+    /** The longest wait for a list's or watch's response to begin. */
+    private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
     static final Duration MIN_BACKOFF = Duration.ofMillis(500);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
@@ -233,7 +235,7 @@ public final class ListWatch<T> implements AutoCloseable {
 
     /** Opens {@code q}; a non-200 answer becomes {@link Gone}, a 404 on a list marks the kind as not served. */
     private InputStream request(String q, Duration idle) throws IOException, InterruptedException {
-        HttpResponse<InputStream> r = api.get(q, idle);
+        HttpResponse<InputStream> r = api.get(q, RESPONSE_TIMEOUT, idle);
         InputStream body = r.body();
         if (r.statusCode() == 200) {
             open = body;
