@@ -140,7 +140,7 @@ final class ManifestDirectoryIndex {
         boolean trusted = fp != null && fp.settledBy(readAt);
         boolean empty = now.objects().isEmpty() && now.problems().isEmpty() && isEmpty(f);
         if ((now.unusable() || empty) && good != null && !good.objects().isEmpty()) {
-            return new Entry(fp, trusted, good.keptDespite(empty ? withProblem(now, "empty") : now), good);
+            return new Entry(fp, trusted, good.keptDespite(empty ? ManifestLoader.FileLoad.unusable(f, -1, "empty") : now), good);
         }
         return new Entry(fp, trusted, now, now.unusable() ? good : now);
     }
@@ -212,11 +212,6 @@ final class ManifestDirectoryIndex {
             for (int i = 0; i < copies; i++) out.add(LoadProblem.duplicate(e.getKey(), kind(kept), meta(kept).key(), first));
         }
         duplicates.put(name, out);
-    }
-
-    private static ManifestLoader.FileLoad withProblem(ManifestLoader.FileLoad f, String message) {
-        return new ManifestLoader.FileLoad(f.file(), f.objects(), List.of(LoadProblem.ofFile(f.file(), -1, message)),
-                f.ignored(), true);
     }
 
     private static boolean isEmpty(Path f) {

@@ -116,6 +116,11 @@ public final class ManifestLoader {
             ignored = List.copyOf(ignored);
         }
 
+        /** A file none of whose objects loaded, for the one reason given. */
+        static FileLoad unusable(Path file, int document, String message) {
+            return new FileLoad(file, List.of(), List.of(LoadProblem.ofFile(file, document, message)), List.of(), true);
+        }
+
         /** The same objects under a note that they are kept from an earlier read, for a file now unusable. */
         public FileLoad keptDespite(FileLoad now) {
             List<LoadProblem> p = new ArrayList<>(now.problems());
@@ -123,13 +128,6 @@ public final class ManifestLoader {
                     + " objects of the last good read until it parses again"));
             return new FileLoad(file, objects, p, ignored, false);
         }
-    }
-
-    /** Loads one file; never throws. */
-    public FileLoad loadFile(Path file) {
-        Sink sink = new Sink();
-        boolean unusable = !loadFile(file, sink);
-        return new FileLoad(file, sink.objects, sink.problems, sink.ignored, unusable);
     }
 
     /** The directory's objects from its files' loads, in the given (path) order; a later duplicate is a problem. */
@@ -229,34 +227,32 @@ public final class ManifestLoader {
         return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
     }
 
-    /** False when the file as a whole is unusable. */
-    private boolean loadFile(Path file, Sink sink) {
+    /** Loads one file; never throws. */
+    public FileLoad loadFile(Path file) {
         byte[] bytes;
         try {
             long size = Files.size(file);
             if (size > MAX_FILE_BYTES) {
-                sink.problems.add(LoadProblem.ofFile(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES));
-                return false;
+                return FileLoad.unusable(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES);
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            sink.problems.add(LoadProblem.ofFile(file, -1, "unreadable: " + e.getClass().getSimpleName()));
-            return false;
+            return FileLoad.unusable(file, -1, "unreadable: " + e.getClass().getSimpleName());
         }
         ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
             it.readAll(documents);
         } catch (JacksonException e) {
-            sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
-            return false;
+            return FileLoad.unusable(file, documents.size(), syntaxMessage(e));
         }
+        Sink sink = new Sink();
         for (int i = 0; i < documents.size(); i++) {
             JsonNode doc = documents.get(i);
             if (doc == null || doc.isNull() || doc.isMissingNode()) continue;   // an empty document: "---" twice, comments only
             loadObject(file, i, doc, null, null, null, sink);
         }
-        return true;
+        return new FileLoad(file, sink.objects, sink.problems, sink.ignored, false);
     }
 
     /**
