@@ -12,7 +12,7 @@ public record EndpointSliceObject(ObjectMeta meta, String addressType, List<Port
         endpoints = ServiceObject.copy(endpoints);
     }
 
-    public String serviceName() { return meta.label(SERVICE_NAME_LABEL); }
+    public String serviceName() { return meta.labels().get(SERVICE_NAME_LABEL); }
 
     public record PortSpec(String name, String protocol, Integer port) {}
 

@@ -15,5 +15,5 @@ public record NodeObject(ObjectMeta meta, List<Address> addresses, List<String> 
 
     public record Address(String type, String address) {}
 
-    public String zone() { return meta.label(ZONE_LABEL); }
+    public String zone() { return meta.labels().get(ZONE_LABEL); }
 }

@@ -24,8 +24,6 @@ public record ObjectMeta(String namespace, String name, Map<String, String> labe
         return new ObjectMeta(namespace, name, Map.of(), Map.of(), false);
     }
 
-    public String label(String key) { return labels.get(key); }
-
     /** {@code namespace/name}, for diagnostics. */
     public String key() { return (namespace == null ? "" : namespace + "/") + name; }
 }

@@ -352,6 +352,7 @@ public final class ClusterStore implements ClusterView {
         return m.entrySet().stream().sorted(Map.Entry.comparingByKey()).map(Map.Entry::getValue).toList();
     }
 
+    /** Not {@link ObjectMeta#key}: a Service's key is {@link ProxyStateBuilder#serviceKey}, slash and all, as its slices'. */
     private static String key(ObjectMeta m) {
         return (m.namespace() == null ? "" : m.namespace()) + "/" + m.name();
     }

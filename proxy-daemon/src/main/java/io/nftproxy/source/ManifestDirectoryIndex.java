@@ -1,11 +1,5 @@
 package io.nftproxy.source;
 
-import io.nftproxy.cluster.EndpointSliceObject;
-import io.nftproxy.cluster.NodeObject;
-import io.nftproxy.cluster.ObjectMeta;
-import io.nftproxy.cluster.ServiceCidrObject;
-import io.nftproxy.cluster.ServiceObject;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +15,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+
+import static io.nftproxy.source.ManifestLoader.kind;
+import static io.nftproxy.source.ManifestLoader.meta;
+import static io.nftproxy.source.ManifestLoader.name;
 
 /**
  * A manifest directory's objects kept file by file, so that a change re-reads only the files that changed and
@@ -142,7 +140,7 @@ final class ManifestDirectoryIndex {
         boolean trusted = fp != null && fp.settledBy(readAt);
         boolean empty = now.objects().isEmpty() && now.problems().isEmpty() && isEmpty(f);
         if ((now.unusable() || empty) && good != null && !good.objects().isEmpty()) {
-            return new Entry(fp, trusted, good.keptDespite(empty ? withProblem(now, "empty") : now), good);
+            return new Entry(fp, trusted, good.keptDespite(empty ? ManifestLoader.FileLoad.unusable(f, -1, "empty") : now), good);
         }
         return new Entry(fp, trusted, now, now.unusable() ? good : now);
     }
@@ -214,30 +212,6 @@ final class ManifestDirectoryIndex {
             for (int i = 0; i < copies; i++) out.add(LoadProblem.duplicate(e.getKey(), kind(kept), meta(kept).key(), first));
         }
         duplicates.put(name, out);
-    }
-
-    /** {@code Kind namespace/name}: what the API server holds one of. */
-    private static String name(Object o) { return kind(o) + " " + meta(o).key(); }
-
-    static String kind(Object o) {
-        if (o instanceof ServiceObject) return "Service";
-        if (o instanceof EndpointSliceObject) return "EndpointSlice";
-        if (o instanceof NodeObject) return "Node";
-        if (o instanceof ServiceCidrObject) return "ServiceCIDR";
-        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
-    }
-
-    static ObjectMeta meta(Object o) {
-        if (o instanceof ServiceObject x) return x.meta();
-        if (o instanceof EndpointSliceObject x) return x.meta();
-        if (o instanceof NodeObject x) return x.meta();
-        if (o instanceof ServiceCidrObject x) return x.meta();
-        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
-    }
-
-    private static ManifestLoader.FileLoad withProblem(ManifestLoader.FileLoad f, String message) {
-        return new ManifestLoader.FileLoad(f.file(), f.objects(), List.of(LoadProblem.ofFile(f.file(), -1, message)),
-                f.ignored(), true);
     }
 
     private static boolean isEmpty(Path f) {

@@ -28,8 +28,10 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -101,18 +103,6 @@ public final class ManifestLoader {
     }
 
     /**
-     * The manifest files under {@code dir} in path order; subdirectories that cannot be listed go to {@code problems}.
-     *
-     * @throws NoSuchFileException   when {@code dir} does not exist
-     * @throws NotDirectoryException when it is not a directory
-     */
-    public List<Path> files(Path dir, List<LoadProblem> problems) throws IOException {
-        if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
-        if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
-        return manifestFiles(dir, problems);
-    }
-
-    /**
      * What one file held.
      *
      * @param unusable true when the file as a whole could not be used (unreadable, too large, malformed): none of
@@ -126,6 +116,11 @@ public final class ManifestLoader {
             ignored = List.copyOf(ignored);
         }
 
+        /** A file none of whose objects loaded, for the one reason given. */
+        static FileLoad unusable(Path file, int document, String message) {
+            return new FileLoad(file, List.of(), List.of(LoadProblem.ofFile(file, document, message)), List.of(), true);
+        }
+
         /** The same objects under a note that they are kept from an earlier read, for a file now unusable. */
         public FileLoad keptDespite(FileLoad now) {
             List<LoadProblem> p = new ArrayList<>(now.problems());
@@ -135,47 +130,69 @@ public final class ManifestLoader {
         }
     }
 
-    /** Loads one file; never throws. */
-    public FileLoad loadFile(Path file) {
-        Sink sink = new Sink();
-        boolean unusable = !loadFile(file, sink);
-        List<Object> objects = new ArrayList<>();
-        objects.addAll(sink.services);
-        objects.addAll(sink.slices);
-        objects.addAll(sink.nodes);
-        objects.addAll(sink.cidrs);
-        return new FileLoad(file, objects, sink.problems, sink.ignored, unusable);
-    }
-
     /** The directory's objects from its files' loads, in the given (path) order; a later duplicate is a problem. */
     public LoadResult merge(List<FileLoad> files, List<LoadProblem> listingProblems) {
         Sink sink = new Sink();
         sink.problems.addAll(listingProblems);
+        // Where each object was first found, by name(): the API server holds one object per name, and which copy
+        // wins must not depend on who reads the directory (render or the daemon).
+        Map<String, Path> firstSeen = new HashMap<>();
         for (FileLoad f : files) {
             sink.problems.addAll(f.problems());
             sink.ignored.addAll(f.ignored());
             for (Object o : f.objects()) {
-                if (o instanceof ServiceObject x) sink.add(sink.services, x, ServiceObject::meta, f.file(), "Service");
-                else if (o instanceof EndpointSliceObject x) sink.add(sink.slices, x, EndpointSliceObject::meta, f.file(), "EndpointSlice");
-                else if (o instanceof NodeObject x) sink.add(sink.nodes, x, NodeObject::meta, f.file(), "Node");
-                else if (o instanceof ServiceCidrObject x) sink.add(sink.cidrs, x, ServiceCidrObject::meta, f.file(), "ServiceCIDR");
-                else throw new IllegalArgumentException("not a cluster object: " + o.getClass());
+                Path first = firstSeen.putIfAbsent(name(o), f.file());
+                if (first == null) {
+                    sink.objects.add(o);
+                } else {
+                    sink.problems.add(LoadProblem.duplicate(f.file(), kind(o), meta(o).key(), first));
+                }
             }
         }
+        ClusterSnapshot snapshot = new ClusterSnapshot(only(sink.objects, ServiceObject.class),
+                only(sink.objects, EndpointSliceObject.class), only(sink.objects, NodeObject.class),
+                only(sink.objects, ServiceCidrObject.class));
         LOG.debug("loaded files={} services={} endpointSlices={} nodes={} serviceCIDRs={} problems={} ignored={}",
-                files.size(), sink.services.size(), sink.slices.size(), sink.nodes.size(), sink.cidrs.size(),
-                sink.problems.size(), sink.ignored.size());
-        return new LoadResult(new ClusterSnapshot(sink.services, sink.slices, sink.nodes, sink.cidrs),
-                sink.problems, sink.ignored);
+                files.size(), snapshot.services().size(), snapshot.endpointSlices().size(), snapshot.nodes().size(),
+                snapshot.serviceCidrs().size(), sink.problems.size(), sink.ignored.size());
+        return new LoadResult(snapshot, sink.problems, sink.ignored);
+    }
+
+    private static <T> List<T> only(List<Object> objects, Class<T> type) {
+        return objects.stream().filter(type::isInstance).map(type::cast).toList();
+    }
+
+    /** {@code Kind namespace/name}: what the API server holds one of. */
+    static String name(Object o) { return kind(o) + " " + meta(o).key(); }
+
+    static String kind(Object o) {
+        if (o instanceof ServiceObject) return "Service";
+        if (o instanceof EndpointSliceObject) return "EndpointSlice";
+        if (o instanceof NodeObject) return "Node";
+        if (o instanceof ServiceCidrObject) return "ServiceCIDR";
+        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
+    }
+
+    static ObjectMeta meta(Object o) {
+        if (o instanceof ServiceObject x) return x.meta();
+        if (o instanceof EndpointSliceObject x) return x.meta();
+        if (o instanceof NodeObject x) return x.meta();
+        if (o instanceof ServiceCidrObject x) return x.meta();
+        throw new IllegalArgumentException("not a cluster object: " + o.getClass());
     }
 
     /**
      * The manifest files under {@code dir}, sorted by path. Entries whose name starts with a dot are skipped, and
      * directory symlinks are not followed: a ConfigMap volume holds each file twice, as {@code name -> ..data/name}
      * and inside the hidden {@code ..2024_...} directory, and must load once. A subdirectory that cannot be listed
-     * is a problem of its own; the rest is still read.
+     * is a problem of its own, added to {@code problems}; the rest is still read.
+     *
+     * @throws NoSuchFileException   when {@code dir} does not exist
+     * @throws NotDirectoryException when it is not a directory
      */
-    static List<Path> manifestFiles(Path dir, List<LoadProblem> problems) throws IOException {
+    public List<Path> files(Path dir, List<LoadProblem> problems) throws IOException {
+        if (!Files.exists(dir)) throw new NoSuchFileException(dir.toString(), null, "no such directory");
+        if (!Files.isDirectory(dir)) throw new NotDirectoryException(dir.toString());
         List<Path> files = new ArrayList<>();
         Files.walkFileTree(dir, new SimpleFileVisitor<>() {
             @Override public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
@@ -210,34 +227,32 @@ public final class ManifestLoader {
         return n.endsWith(".yaml") || n.endsWith(".yml") || n.endsWith(".json");
     }
 
-    /** False when the file as a whole is unusable. */
-    private boolean loadFile(Path file, Sink sink) {
+    /** Loads one file; never throws. */
+    public FileLoad loadFile(Path file) {
         byte[] bytes;
         try {
             long size = Files.size(file);
             if (size > MAX_FILE_BYTES) {
-                sink.problems.add(LoadProblem.ofFile(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES));
-                return false;
+                return FileLoad.unusable(file, -1, "file is " + size + " bytes; the limit is " + MAX_FILE_BYTES);
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            sink.problems.add(LoadProblem.ofFile(file, -1, "unreadable: " + e.getClass().getSimpleName()));
-            return false;
+            return FileLoad.unusable(file, -1, "unreadable: " + e.getClass().getSimpleName());
         }
         ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
             it.readAll(documents);
         } catch (JacksonException e) {
-            sink.problems.add(LoadProblem.ofFile(file, documents.size(), syntaxMessage(e)));
-            return false;
+            return FileLoad.unusable(file, documents.size(), syntaxMessage(e));
         }
+        Sink sink = new Sink();
         for (int i = 0; i < documents.size(); i++) {
             JsonNode doc = documents.get(i);
             if (doc == null || doc.isNull() || doc.isMissingNode()) continue;   // an empty document: "---" twice, comments only
             loadObject(file, i, doc, null, null, null, sink);
         }
-        return true;
+        return new FileLoad(file, sink.objects, sink.problems, sink.ignored, false);
     }
 
     /**
@@ -275,10 +290,10 @@ public final class ManifestLoader {
         String label = label(raw, itemOf);
         try {
             switch (kind + " " + apiVersion) {
-                case "Service v1" -> sink.services.add(ApiObjectDecoder.service(obj));
-                case "EndpointSlice discovery.k8s.io/v1" -> sink.slices.add(ApiObjectDecoder.endpointSlice(obj));
-                case "Node v1" -> sink.nodes.add(ApiObjectDecoder.node(obj));
-                case "ServiceCIDR networking.k8s.io/v1" -> sink.cidrs.add(ApiObjectDecoder.serviceCidr(obj));
+                case "Service v1" -> sink.objects.add(ApiObjectDecoder.service(obj));
+                case "EndpointSlice discovery.k8s.io/v1" -> sink.objects.add(ApiObjectDecoder.endpointSlice(obj));
+                case "Node v1" -> sink.objects.add(ApiObjectDecoder.node(obj));
+                case "ServiceCIDR networking.k8s.io/v1" -> sink.objects.add(ApiObjectDecoder.serviceCidr(obj));
                 default -> sink.ignored.add(new LoadProblem(file, doc, kind, label, null,
                         "not read by the proxy (apiVersion " + apiVersion + ")"));
             }
@@ -330,27 +345,8 @@ public final class ManifestLoader {
     }
 
     private static final class Sink {
-        final List<ServiceObject> services = new ArrayList<>();
-        final List<EndpointSliceObject> slices = new ArrayList<>();
-        final List<NodeObject> nodes = new ArrayList<>();
-        final List<ServiceCidrObject> cidrs = new ArrayList<>();
+        final List<Object> objects = new ArrayList<>();
         final List<LoadProblem> problems = new ArrayList<>();
         final List<LoadProblem> ignored = new ArrayList<>();
-        /** Where each kind's object was first found, by {@code kind namespace/name}. */
-        private final java.util.Map<String, Path> firstSeen = new java.util.HashMap<>();
-
-        /**
-         * Adds an object unless one of its kind and name came earlier in path order: the API server holds one
-         * object per name, and which copy wins must not depend on who reads the directory (render or the daemon).
-         */
-        <T> void add(List<T> into, T object, java.util.function.Function<T, ObjectMeta> meta, Path file, String kind) {
-            String key = meta.apply(object).key();
-            Path first = firstSeen.putIfAbsent(kind + " " + key, file);
-            if (first == null) {
-                into.add(object);
-            } else {
-                problems.add(LoadProblem.duplicate(file, kind, key, first));
-            }
-        }
     }
 }

@@ -67,7 +67,7 @@ class ManifestDirectoryIndexTest {
     }
 
     private static String name(Object o) {
-        return ManifestDirectoryIndex.kind(o) + " " + ManifestDirectoryIndex.meta(o).key();
+        return ManifestLoader.name(o);
     }
 
     private List<String> clusterIPs() {

@@ -27,15 +27,15 @@ public final class ApiReachability {
     }
 
     /** {@code kind} failed during {@code what}; logged when the server's state is new. */
-    public void failed(String kind, String what, ApiServer.Failure failure, Throwable cause, long retryMs) {
+    public void failed(String kind, String what, ApiServer.Failure failure, Throwable cause) {
         problems.put(kind, failure.detail());
         synchronized (this) {
             if (Objects.equals(state, failure.category())) return;
             state = failure.category();
         }
         LOG.warn("API server unusable url={} kind={} during={} cause=\"{}\"; retrying with backoff up to {} s, {}",
-                url, kind, what, failure.detail(), retryMs / 1000, meanwhile);
-        if (cause != null) LOG.debug("API failure detail kind={}", kind, cause);
+                url, kind, what, failure.detail(), ListWatch.MAX_BACKOFF.toSeconds(), meanwhile);
+        LOG.debug("API failure detail kind={}", kind, cause);
     }
 
     /** {@code kind} worked; logged when it was the last kind still failing. */

@@ -38,7 +38,6 @@ import java.util.Objects;
  */
 public final class ApiServer {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
 
     private volatile Config config;
     private final URI base;
@@ -100,16 +99,11 @@ public final class ApiServer {
     }
 
     /**
-     * A GET of {@code pathAndQuery} (relative to the server's URL); the body streams while it arrives and fails a
-     * read that waits longer than {@code idle}.
+     * A GET of {@code pathAndQuery} (relative to the server's URL) whose response must begin within {@code headers};
+     * the body streams while it arrives and fails a read that waits longer than {@code idle}.
      *
      * @throws IOException when the server cannot be reached, refuses, or its certificate is not trusted
      */
-    public HttpResponse<InputStream> get(String pathAndQuery, Duration idle) throws IOException, InterruptedException {
-        return get(pathAndQuery, RESPONSE_TIMEOUT, idle);
-    }
-
-    /** As {@link #get(String, Duration)}, with {@code headers} the longest wait for the response to begin. */
     public HttpResponse<InputStream> get(String pathAndQuery, Duration headers, Duration idle) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(pathAndQuery)).GET()
                 .timeout(headers)
@@ -119,7 +113,7 @@ public final class ApiServer {
         if (auth != null) b.header("Authorization", auth);
         if (config.getImpersonateUsername() != null) b.header("Impersonate-User", config.getImpersonateUsername());
         if (config.getImpersonateGroups() != null) for (String g : config.getImpersonateGroups()) b.header("Impersonate-Group", g);
-        return http.send(b.build(), StreamBody.handler(idle));
+        return http.send(b.build(), info -> new StreamBody(idle));
     }
 
     /**
@@ -195,17 +189,6 @@ public final class ApiServer {
 
     /** The innermost cause, named for what it means (refused, untrusted certificate, ...), not the client's wrapper. */
     public static Failure failure(Throwable e) {
-        String d = describe(e);
-        String category;
-        if (d.startsWith("TLS: the server's certificate")) category = "untrusted";
-        else if (d.startsWith("connection refused") || d.startsWith("TLS handshake failed") || d.startsWith("connect timed out")
-                || d.startsWith("host name")) category = "unreachable";
-        else if (d.startsWith("no response") || d.startsWith("the API server sent nothing")) category = "silent";
-        else category = d;
-        return new Failure(category, d);
-    }
-
-    private static String describe(Throwable e) {
         Throwable t = e;
         boolean tls = false;
         boolean untrusted = false;
@@ -216,17 +199,21 @@ public final class ApiServer {
             t = t.getCause();
         }
         String msg = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-        if (untrusted) return "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")";
-        if (tls) return "TLS handshake failed (" + msg + ")";
+        if (untrusted) {
+            return new Failure("untrusted", "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")");
+        }
+        if (tls) return new Failure("unreachable", "TLS handshake failed (" + msg + ")");
         if (t instanceof ConnectException || e instanceof ConnectException || t instanceof java.net.SocketException
                 || (t instanceof IOException && msg.contains("Connection reset"))) {
             // The JDK's refused connect ends in a bare ClosedChannelException: its name says nothing more.
-            return "connection refused or unreachable" + (t.getMessage() == null ? "" : " (" + msg + ")");
+            return new Failure("unreachable",
+                    "connection refused or unreachable" + (t.getMessage() == null ? "" : " (" + msg + ")"));
         }
-        if (t instanceof UnknownHostException) return "host name not resolvable (" + msg + ")";
-        if (t instanceof HttpConnectTimeoutException) return "connect timed out";
-        if (t instanceof HttpTimeoutException) return "no response in time";
-        if (t instanceof StreamBody.IdleTimeoutException) return msg;
-        return t.getClass().getSimpleName() + ": " + msg;
+        if (t instanceof UnknownHostException) return new Failure("unreachable", "host name not resolvable (" + msg + ")");
+        if (t instanceof HttpConnectTimeoutException) return new Failure("unreachable", "connect timed out");
+        if (t instanceof HttpTimeoutException) return new Failure("silent", "no response in time");
+        if (t instanceof StreamBody.IdleTimeoutException) return new Failure("silent", msg);
+        String detail = t.getClass().getSimpleName() + ": " + msg;
+        return new Failure(detail, detail);   // nothing known about it: its own category
     }
 }

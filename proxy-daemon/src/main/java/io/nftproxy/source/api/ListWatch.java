@@ -7,6 +7,7 @@ import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.MissingNode;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -42,6 +43,8 @@ public final class ListWatch<T> implements AutoCloseable {
      */
     public static final int PAGE = 5_000;
     private static final Duration LIST_IDLE = Duration.ofSeconds(60);
+    /** The longest wait for a list's or watch's response to begin. */
+    private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
     static final Duration MIN_BACKOFF = Duration.ofMillis(500);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
@@ -123,7 +126,7 @@ public final class ListWatch<T> implements AutoCloseable {
                 ApiServer.Failure failure = e instanceof Status s ? new ApiServer.Failure("HTTP " + s.code, s.getMessage()) : ApiServer.failure(e);
                 // A rotated token, an expired exec credential, a CA file put right: read the kubeconfig again.
                 if ((e instanceof Status s && s.code == 401) || failure.category().equals("untrusted")) api.refreshCredentials();
-                reachability.failed(kind, during, failure, e, MAX_BACKOFF.toMillis());
+                reachability.failed(kind, during, failure, e);
                 try {
                     Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
                 } catch (InterruptedException ie) {
@@ -140,10 +143,10 @@ public final class ListWatch<T> implements AutoCloseable {
         String listRv = null;
         while (running) {
             String q = path + "?limit=" + PAGE + selector + (cont == null ? "" : "&continue=" + encode(cont));
-            Page page;
+            JsonNode meta;
             try (InputStream body = request(q, LIST_IDLE)) {
                 if (notServed) return;
-                page = readList(body, objects);
+                meta = readList(body, objects);
             } catch (Gone e) {
                 if (cont == null) throw e;
                 // The continue token expired between pages: the list starts over, from a new snapshot.
@@ -152,9 +155,9 @@ public final class ListWatch<T> implements AutoCloseable {
                 listRv = null;
                 continue;
             }
-            if (listRv == null) listRv = page.resourceVersion;
-            cont = page.cont == null || page.cont.isEmpty() ? null : page.cont;
-            if (cont == null) break;
+            if (listRv == null) listRv = text(meta, "resourceVersion");
+            cont = text(meta, "continue");
+            if (cont == null || cont.isEmpty()) break;
         }
         if (!running) return;
         sink.replace().accept(objects);
@@ -163,24 +166,19 @@ public final class ListWatch<T> implements AutoCloseable {
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
     }
 
-    private record Page(String resourceVersion, String cont) {}
-
-    private Page readList(InputStream body, List<T> into) throws IOException {
-        String rv = null;
-        String cont = null;
+    /** Decodes a list page's items into {@code into}; returns its metadata (resourceVersion, continue). */
+    private JsonNode readList(InputStream body, List<T> into) throws IOException {
+        JsonNode meta = MissingNode.getInstance();
         try (JsonParser p = json.createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) throw new IOException("list response is not a JSON object");
             while (p.nextToken() == JsonToken.PROPERTY_NAME) {
                 String field = p.currentName();
                 JsonToken t = p.nextToken();
                 if ("metadata".equals(field) && t == JsonToken.START_OBJECT) {
-                    JsonNode m = p.readValueAsTree();
-                    rv = text(m, "resourceVersion");
-                    cont = text(m, "continue");
+                    meta = p.readValueAsTree();
                 } else if ("items".equals(field) && t == JsonToken.START_ARRAY) {
                     while (p.nextToken() == JsonToken.START_OBJECT) {
-                        JsonNode item = p.readValueAsTree();
-                        T decoded = decode(item);
+                        T decoded = decode(p.readValueAsTree());
                         if (decoded != null) into.add(decoded);
                     }
                 } else {
@@ -188,7 +186,7 @@ public final class ListWatch<T> implements AutoCloseable {
                 }
             }
         }
-        return new Page(rv, cont);
+        return meta;
     }
 
     private void watch() throws IOException, InterruptedException {
@@ -199,8 +197,7 @@ public final class ListWatch<T> implements AutoCloseable {
              JsonParser p = json.createParser(body)) {
             reachability.ok(kind);
             while (running && p.nextToken() == JsonToken.START_OBJECT) {
-                JsonNode event = p.readValueAsTree();
-                handle(event);
+                handle(p.readValueAsTree());
             }
         }
     }
@@ -238,7 +235,7 @@ public final class ListWatch<T> implements AutoCloseable {
 
     /** Opens {@code q}; a non-200 answer becomes {@link Gone}, a 404 on a list marks the kind as not served. */
     private InputStream request(String q, Duration idle) throws IOException, InterruptedException {
-        HttpResponse<InputStream> r = api.get(q, idle);
+        HttpResponse<InputStream> r = api.get(q, RESPONSE_TIMEOUT, idle);
         InputStream body = r.body();
         if (r.statusCode() == 200) {
             open = body;
@@ -262,9 +259,7 @@ public final class ListWatch<T> implements AutoCloseable {
 
     private String statusMessage(InputStream body) {
         try {
-            byte[] b = body.readNBytes(16 * 1024);
-            JsonNode n = json.readTree(b);
-            return text(n, "message");
+            return text(json.readTree(body.readNBytes(16 * 1024)), "message");
         } catch (Exception e) {
             return null;
         }

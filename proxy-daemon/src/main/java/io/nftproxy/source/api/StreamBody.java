@@ -30,11 +30,6 @@ final class StreamBody extends InputStream implements HttpResponse.BodySubscribe
 
     StreamBody(Duration idleLimit) { this.idleNanos = idleLimit.toNanos(); }
 
-    /** A body handler whose body is this stream (the status and headers come with the response as usual). */
-    static HttpResponse.BodyHandler<InputStream> handler(Duration idleLimit) {
-        return info -> new StreamBody(idleLimit);
-    }
-
     /** The stream is the body at once: the caller reads while bytes still arrive. */
     @Override public java.util.concurrent.CompletionStage<InputStream> getBody() {
         return java.util.concurrent.CompletableFuture.completedFuture(this);

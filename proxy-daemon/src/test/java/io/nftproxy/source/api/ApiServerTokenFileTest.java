@@ -62,7 +62,7 @@ class ApiServerTokenFileTest {
     }
 
     private void get(ApiServer api) throws Exception {
-        HttpResponse<InputStream> r = api.get("api", Duration.ofSeconds(5));
+        HttpResponse<InputStream> r = api.get("api", Duration.ofSeconds(30), Duration.ofSeconds(5));
         try (InputStream in = r.body()) { in.readAllBytes(); }
         assertEquals(200, r.statusCode());
     }
