@@ -168,7 +168,7 @@ public final class ClusterStore implements ClusterView {
     }
 
     /**
-     * Replaces everything with a complete new state (a manifest directory reload), recording only what differs:
+     * Replaces everything with a complete new state (run --once's whole cluster), recording only what differs:
      * an unchanged reload requests no sync. A manifest directory is complete by itself: no Node or ServiceCIDR is
      * waited for.
      */
