@@ -102,5 +102,6 @@ if [ "$R" -gt 1 ]; then
     report "$first" "during all $R bursts"
     report "$second" "during bursts 2-$R (the first young collection after the start is in burst 1)"
 fi
-echo "daemon RSS: $(grep VmRSS /proc/$PID/status | awk '{print $2 " kB"}'), peak $(grep VmHWM /proc/$PID/status | awk '{print $2 " kB"}')"
+# PSS as well: ZGC maps its heap three times, so RSS counts it thrice while the memory used is the same.
+echo "daemon RSS: $(grep VmRSS /proc/$PID/status | awk '{print $2 " kB"}'), peak $(grep VmHWM /proc/$PID/status | awk '{print $2 " kB"}'), PSS $(awk '/^Pss:/ {print $2 " kB"}' /proc/$PID/smaps_rollup)"
 echo "logs in $OUT"
