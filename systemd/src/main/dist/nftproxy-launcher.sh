@@ -10,7 +10,8 @@ self="$(readlink -f "$0")"
 lib="$(cd "$(dirname "$self")/../lib/nftproxy" && pwd)"
 java="$lib/runtime/bin/java"
 [ -x "$java" ] || java="${JAVA:-java}"
-# JVM flags: nftproxy-jvm.sh (heap, GC, JIT, class-data sharing); NFTPROXY_JAVA_OPTS overrides any of them.
+# JVM flags: nftproxy-jvm.sh (heap, GC, JIT, class-data sharing); NFTPROXY_JAVA_OPTS overrides any of them
+# (another collector only after -XX:-UseSerialGC: the JVM refuses to start with two).
 . "$lib/nftproxy-jvm.sh"
 # shellcheck disable=SC2046 # the flags are words by design; none holds a space
 exec "$java" $(nftproxy_jvm_flags "$lib/nftproxy.jar" "${1:-}") ${NFTPROXY_JAVA_OPTS:-} -jar "$lib/nftproxy.jar" "$@"
