@@ -250,7 +250,8 @@ public final class OtherModeLeftovers {
         } catch (IOException e) {
             throw e;
         } catch (Exception e) {
-            throw new IOException(e.getMessage(), e);
+            // An interrupted wait has no message: name the exception rather than print "null".
+            throw new IOException(e.getMessage() == null ? e.toString() : e.getMessage(), e);
         }
     }
 
