@@ -1,7 +1,6 @@
 package io.nftproxy.conntrack;
 
 import io.nftproxy.netlink.LibC;
-import io.nftproxy.netlink.rt.NetlinkDump;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.net.IpFamily;
@@ -10,6 +9,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -81,7 +81,9 @@ public final class ConntrackTable implements AutoCloseable {
             send.clear();
             for (int i = 0; i < batch.size(); i++) CtMessages.appendDelete(send, batch.get(i), firstSeq + i);
             socket.send(send.flip());
-            boolean[] answered = new boolean[batch.size()];
+            int[] errnos = new int[batch.size()];
+            Arrays.fill(errnos, CtMessages.NO_ACK);
+            boolean[] counted = new boolean[batch.size()];
             int waiting = batch.size();
             while (waiting > 0) {
                 try {
@@ -98,23 +100,17 @@ public final class ConntrackTable implements AutoCloseable {
                     sample(samples, waiting + " deletes unanswered: " + e.getMessage());
                     break;
                 }
-                for (int pos = 0; pos + NetlinkDump.NLMSG_HDRLEN <= recv.limit(); ) {
-                    int len = recv.getInt(pos);
-                    if (len < NetlinkDump.NLMSG_HDRLEN) break;
-                    int type = recv.getShort(pos + 4) & 0xffff;
-                    int idx = recv.getInt(pos + 8) - firstSeq;
-                    if (type == NetlinkDump.NLMSG_ERROR && idx >= 0 && idx < answered.length && !answered[idx]) {
-                        answered[idx] = true;
-                        waiting--;
-                        int err = -recv.getInt(pos + NetlinkDump.NLMSG_HDRLEN);
-                        if (err == 0) deleted++;
-                        else if (err == ENOENT) gone++;
-                        else {
-                            errors++;
-                            sample(samples, batch.get(idx) + ": " + new NetlinkException("ctnetlink delete", err).getMessage());
-                        }
+                CtMessages.acks(recv, firstSeq, errnos);
+                for (int i = 0; i < errnos.length; i++) {
+                    if (counted[i] || errnos[i] == CtMessages.NO_ACK) continue;
+                    counted[i] = true;
+                    waiting--;
+                    if (errnos[i] == 0) deleted++;
+                    else if (errnos[i] == ENOENT) gone++;
+                    else {
+                        errors++;
+                        sample(samples, batch.get(i) + ": " + new NetlinkException("ctnetlink delete", errnos[i]).getMessage());
                     }
-                    pos += NetlinkDump.align(len);
                 }
             }
         }

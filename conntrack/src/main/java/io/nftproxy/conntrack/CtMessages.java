@@ -122,6 +122,28 @@ final class CtMessages {
         while ((b.position() & 3) != 0) b.put((byte) 0);
     }
 
+    /** An entry of {@link #acks}' array that no ACK has answered yet. */
+    static final int NO_ACK = Integer.MIN_VALUE;
+
+    /**
+     * Records the ACKs of one datagram: {@code errnos[i]} becomes the errno (0: done) answering sequence
+     * {@code firstSeq + i}, unless already answered. A message too short, or longer than the datagram, ends the walk
+     * instead of reading past it.
+     */
+    static void acks(ByteBuffer buf, int firstSeq, int[] errnos) {
+        for (int pos = 0; pos + NetlinkDump.NLMSG_HDRLEN <= buf.limit(); ) {
+            int len = buf.getInt(pos);
+            if (len < NetlinkDump.NLMSG_HDRLEN || pos + len > buf.limit()) return;
+            int type = buf.getShort(pos + 4) & 0xffff;
+            int idx = buf.getInt(pos + 8) - firstSeq;
+            if (type == NetlinkDump.NLMSG_ERROR && len >= NetlinkDump.NLMSG_HDRLEN + 4 && idx >= 0 && idx < errnos.length
+                    && errnos[idx] == NO_ACK) {
+                errnos[idx] = -buf.getInt(pos + NetlinkDump.NLMSG_HDRLEN);
+            }
+            pos += NetlinkDump.align(len);
+        }
+    }
+
     /**
      * Parses the {@code IPCTNL_MSG_CT_NEW} messages of one dump datagram with sequence {@code seq} into {@code out};
      * true once {@code NLMSG_DONE} arrived. An error reply throws.

@@ -70,6 +70,44 @@ class CtMessagesTest {
         assertTrue(otherSeq.isEmpty());
     }
 
+    /** One ACK: an NLMSG_ERROR of {@code len} bytes answering {@code seq} with {@code -errno}. */
+    private static void ack(ByteBuffer b, int len, int seq, int errno) {
+        int start = b.position();
+        b.putInt(len).putShort((short) NetlinkDump.NLMSG_ERROR).putShort((short) 0).putInt(seq).putInt(0);
+        if (len >= 20) b.putInt(-errno);
+        b.position(start + NetlinkDump.align(Math.max(len, 16)));
+    }
+
+    @Test
+    void acksAreRecordedByTheirPlaceInTheBatchOnceEach() {
+        ByteBuffer b = ByteBuffer.allocate(256).order(ByteOrder.nativeOrder());
+        ack(b, 36, 101, 0);
+        ack(b, 36, 103, 2);
+        ack(b, 36, 101, 1); // a second answer to the same delete does not replace the first
+        ack(b, 36, 99, 0);  // another batch's
+        b.flip();
+        int[] errnos = new int[3];
+        java.util.Arrays.fill(errnos, CtMessages.NO_ACK);
+        CtMessages.acks(b, 101, errnos);
+        assertEquals(List.of(0, CtMessages.NO_ACK, 2), java.util.Arrays.stream(errnos).boxed().toList());
+    }
+
+    /** A datagram cut short, or a length that runs past it, ends the walk: nothing past the datagram is read. */
+    @Test
+    void aMalformedAckEndsTheWalkWithoutReadingPastTheDatagram() {
+        ByteBuffer b = ByteBuffer.allocate(512).order(ByteOrder.nativeOrder());
+        ack(b, 36, 7, 0);
+        ack(b, 16, 8, 0);   // an error message without its errno: skipped, not read past its end
+        ack(b, 36, 9, 0);
+        int cut = b.position();
+        ack(b, 200, 10, 0); // claims more bytes than the datagram holds
+        b.limit(cut + 20).position(0);
+        int[] errnos = new int[4];
+        java.util.Arrays.fill(errnos, CtMessages.NO_ACK);
+        CtMessages.acks(b, 7, errnos);
+        assertEquals(List.of(0, CtMessages.NO_ACK, 0, CtMessages.NO_ACK), java.util.Arrays.stream(errnos).boxed().toList());
+    }
+
     @Test
     void anErrorReplyToTheDumpThrowsWithTheErrno() {
         ByteBuffer b = ByteBuffer.allocate(64).order(ByteOrder.nativeOrder());
