@@ -90,6 +90,9 @@ class WatchdogTest {
             assertTrue(calls.get() >= 2, "the check keeps being asked: " + calls.get());
             broken.set(false);
             assertEquals(Optional.of("WATCHDOG=1"), receiver.receive(Duration.ofSeconds(2)));
+            // The count moves after the send returns, so the receiver can see the ping first: wait for it, bounded.
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (watchdog.pingsSent() < 1 && System.nanoTime() < until) Thread.onSpinWait();
             assertTrue(watchdog.pingsSent() >= 1);
         }
     }
