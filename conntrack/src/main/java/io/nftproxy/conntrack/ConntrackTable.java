@@ -83,35 +83,35 @@ public final class ConntrackTable implements AutoCloseable {
             socket.send(send.flip());
             int[] errnos = new int[batch.size()];
             Arrays.fill(errnos, CtMessages.NO_ACK);
-            boolean[] counted = new boolean[batch.size()];
             int waiting = batch.size();
+            String unanswered = null;
             while (waiting > 0) {
                 try {
                     socket.receive(recv, deadlineNanos);
                 } catch (NetlinkException e) {
                     if (!e.isOverrun()) throw e;
                     // ACKs were dropped: their entries' fate is unknown until the next dump, so count them as errors.
-                    errors += waiting;
-                    sample(samples, waiting + " ACKs lost to a receive-buffer overrun");
+                    unanswered = " ACKs lost to a receive-buffer overrun";
                     drain();
                     break;
                 } catch (IOException e) {
-                    errors += waiting;
-                    sample(samples, waiting + " deletes unanswered: " + e.getMessage());
+                    unanswered = " deletes unanswered: " + e.getMessage();
                     break;
                 }
-                CtMessages.acks(recv, firstSeq, errnos);
-                for (int i = 0; i < errnos.length; i++) {
-                    if (counted[i] || errnos[i] == CtMessages.NO_ACK) continue;
-                    counted[i] = true;
-                    waiting--;
-                    if (errnos[i] == 0) deleted++;
-                    else if (errnos[i] == ENOENT) gone++;
-                    else {
-                        errors++;
-                        sample(samples, batch.get(i) + ": " + new NetlinkException("ctnetlink delete", errnos[i]).getMessage());
-                    }
+                waiting -= CtMessages.acks(recv, firstSeq, errnos);
+            }
+            for (int i = 0; i < errnos.length; i++) {
+                if (errnos[i] == CtMessages.NO_ACK) continue;
+                if (errnos[i] == 0) deleted++;
+                else if (errnos[i] == ENOENT) gone++;
+                else {
+                    errors++;
+                    sample(samples, batch.get(i) + ": " + new NetlinkException("ctnetlink delete", errnos[i]).getMessage());
                 }
+            }
+            if (unanswered != null) {
+                errors += waiting;
+                sample(samples, waiting + unanswered);
             }
         }
         return new DeleteOutcome(deleted, gone, errors, samples);

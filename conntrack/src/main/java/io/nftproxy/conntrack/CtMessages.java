@@ -129,19 +129,24 @@ final class CtMessages {
      * Records the ACKs of one datagram: {@code errnos[i]} becomes the errno (0: done) answering sequence
      * {@code firstSeq + i}, unless already answered. A message too short, or longer than the datagram, ends the walk
      * instead of reading past it.
+     *
+     * @return how many deletes this datagram answered for the first time
      */
-    static void acks(ByteBuffer buf, int firstSeq, int[] errnos) {
+    static int acks(ByteBuffer buf, int firstSeq, int[] errnos) {
+        int answered = 0;
         for (int pos = 0; pos + NetlinkDump.NLMSG_HDRLEN <= buf.limit(); ) {
             int len = buf.getInt(pos);
-            if (len < NetlinkDump.NLMSG_HDRLEN || pos + len > buf.limit()) return;
+            if (len < NetlinkDump.NLMSG_HDRLEN || pos + len > buf.limit()) break;
             int type = buf.getShort(pos + 4) & 0xffff;
             int idx = buf.getInt(pos + 8) - firstSeq;
             if (type == NetlinkDump.NLMSG_ERROR && len >= NetlinkDump.NLMSG_HDRLEN + 4 && idx >= 0 && idx < errnos.length
                     && errnos[idx] == NO_ACK) {
                 errnos[idx] = -buf.getInt(pos + NetlinkDump.NLMSG_HDRLEN);
+                answered++;
             }
             pos += NetlinkDump.align(len);
         }
+        return answered;
     }
 
     /**
