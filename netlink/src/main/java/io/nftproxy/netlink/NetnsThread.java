@@ -49,10 +49,8 @@ public final class NetnsThread implements AutoCloseable {
 
     /** A dedicated thread that stays in the namespace of the JVM (no setns), for thread-confined resources. */
     public static NetnsThread host(String threadName) {
-        // Nothing to join, so nothing to wait for: an interrupted caller still gets its thread. The empty first task
-        // stands where loop() expects the join, so a failing first task of the caller's does not stop the thread.
+        // Nothing to join, so nothing to wait for: an interrupted caller still gets its thread.
         NetnsThread t = new NetnsThread(null, threadName);
-        t.tasks.add(new FutureTask<>(() -> null));
         t.thread.start();
         return t;
     }
@@ -119,7 +117,8 @@ public final class NetnsThread implements AutoCloseable {
     }
 
     private void loop() {
-        boolean first = true;
+        // A namespace thread's first task is the join (startThread); a host thread has none.
+        boolean joining = netns != null;
         while (true) {
             FutureTask<?> task;
             try {
@@ -129,8 +128,8 @@ public final class NetnsThread implements AutoCloseable {
             }
             if (task == POISON) break;
             task.run(); // FutureTask catches everything the task throws: this thread never dies mid-queue
-            if (first) {
-                first = false;
+            if (joining) {
+                joining = false;
                 if (isFailed(task)) break; // setns failed: run nothing else, in the wrong namespace least of all
             }
         }
