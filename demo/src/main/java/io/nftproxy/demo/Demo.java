@@ -227,26 +227,14 @@ public final class Demo implements AutoCloseable {
      * chain layouts; in the flat layout the one rule that DNATs through the map for hello's endpoint count and
      * hello's elements of that map (sorted: nft lists a map in hash order), since hello has no chain of its own.
      */
-    private String helloRules() throws IOException, InterruptedException {
+    private String helloRules() throws IOException {
         if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
-        // The maps are listed one nft call each: a change that moves hello from one map to another between two
-        // calls leaves it in none of the listings, so a miss is read again (a few times, a poll apart).
-        for (int attempt = 0; attempt < FLAT_READS; attempt++) {
-            String rules = flatHelloRules();
-            if (rules != null) return rules;
-            Thread.sleep(POLL.toMillis());
-        }
-        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
-    }
-
-    private static final int FLAT_READS = 10;
-
-    /** hello's flat rule and map elements, or null when no map listed holds hello. */
-    private String flatHelloRules() throws IOException {
-        String services = nft("list", "chain", "ip", "kube-proxy", "services");
-        for (String rule : services.lines().map(String::strip).filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
+        // One listing of the whole table: nft reads it at one ruleset generation, so hello cannot move from one map
+        // to another between the reads, as it could between one nft call per map.
+        String table = nft("list", "table", "ip", "kube-proxy");
+        for (String rule : block(table, "chain services").stream().filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
             String map = rule.substring(rule.lastIndexOf('@') + 1);
-            Matcher m = FLAT_ELEMENT.matcher(nft("list", "map", "ip", "kube-proxy", map));
+            Matcher m = FLAT_ELEMENT.matcher(String.join("\n", block(table, "map " + map)));
             List<String> hello = new ArrayList<>();
             while (m.find()) if (m.group(1).startsWith(HELLO_CLUSTER_IP + " . " + HELLO_PORT + " . ")) hello.add(m.group(1));
             if (hello.isEmpty()) continue;
@@ -256,7 +244,23 @@ public final class Demo implements AutoCloseable {
             for (String e : hello) b.append("    ").append(e).append('\n');
             return b.toString();
         }
-        return null;
+        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+    }
+
+    /** The stripped lines of the block an nft listing opens with {@code header} and a brace, up to its closing brace. */
+    private static List<String> block(String listing, String header) {
+        List<String> out = new ArrayList<>();
+        String close = null;
+        for (String line : listing.lines().toList()) {
+            if (close == null) {
+                if (line.strip().equals(header + " {")) close = line.substring(0, line.indexOf(header)) + "}";
+            } else if (line.equals(close)) {
+                break;
+            } else {
+                out.add(line.strip());
+            }
+        }
+        return out;
     }
 
     private String nft(String... args) throws IOException {
