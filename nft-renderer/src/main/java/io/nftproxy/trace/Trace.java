@@ -73,8 +73,9 @@ public final class Trace {
                 sb.append("  | => ").append(b.outcome().summary()).append('\n');
             }
         }
-        if (branches.size() > 1 && !dnatOdds().isEmpty()) {
-            sb.append(dnatOdds().entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+        Map<String, Probability> odds = branches.size() > 1 ? dnatOdds() : Map.of();
+        if (!odds.isEmpty()) {
+            sb.append(odds.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                     .collect(Collectors.joining(", ", "odds: ", "\n")));
         }
         sb.append("verdict: ").append(outcome.summary()).append('\n');
