@@ -3,11 +3,14 @@ package io.nftproxy.demo;
 import io.nftproxy.netlink.KernelNamespace;
 
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.daemon.NodeNetwork;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -157,7 +160,7 @@ public final class Demo implements AutoCloseable {
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), false, new io.nftproxy.render.Renderer(LAYOUT)), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false, new Renderer(LAYOUT)), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));
@@ -231,7 +234,7 @@ public final class Demo implements AutoCloseable {
         if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
         // One listing of the whole table: nft reads it at one ruleset generation, so hello cannot move from one map
         // to another between the reads, as it could between one nft call per map.
-        String table = nft("list", "table", "ip", "kube-proxy");
+        String table = topology.node().ns().listTableText(IpFamily.IPV4);
         for (String rule : block(table, "chain services").stream().filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
             String map = rule.substring(rule.lastIndexOf('@') + 1);
             Matcher m = FLAT_ELEMENT.matcher(String.join("\n", block(table, "map " + map)));
