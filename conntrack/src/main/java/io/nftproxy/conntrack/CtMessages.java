@@ -14,7 +14,6 @@ import java.util.List;
  * ports, zone and id are big-endian, as the kernel stores them.
  */
 final class CtMessages {
-    static final int NFGENMSG_LEN = 4;
     static final int NLM_F_ACK = 0x4;
 
     static final int NFNL_SUBSYS_CTNETLINK = 1;
@@ -55,7 +54,7 @@ final class CtMessages {
 
     /** {@code IPCTNL_MSG_CT_GET} with {@code NLM_F_DUMP}: every entry of the family (the kernel filters by L3). */
     static ByteBuffer dumpRequest(IpFamily family, int seq) {
-        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET),
+        ByteBuffer b = NetlinkDump.request(NetlinkDump.NFGENMSG_LEN, type(IPCTNL_MSG_CT_GET),
                 NetlinkDump.NLM_F_REQUEST | NetlinkDump.NLM_F_DUMP, seq);
         nfgen(b, family);
         return b.flip();
@@ -67,8 +66,8 @@ final class CtMessages {
      */
     static void appendDelete(ByteBuffer b, FlowEntry flow, int seq) {
         int start = b.position();
-        b.putInt(0).putShort((short) type(IPCTNL_MSG_CT_DELETE)).putShort((short) (NetlinkDump.NLM_F_REQUEST | NLM_F_ACK))
-                .putInt(seq).putInt(0); // struct nlmsghdr; its length is filled in at the end
+        // The length is filled in at the end.
+        NetlinkDump.header(b, 0, type(IPCTNL_MSG_CT_DELETE), NetlinkDump.NLM_F_REQUEST | NLM_F_ACK, seq);
         nfgen(b, flow.family());
         int tuple = beginNested(b, CTA_TUPLE_ORIG);
         int ip = beginNested(b, CTA_TUPLE_IP);
@@ -155,7 +154,7 @@ final class CtMessages {
      */
     static boolean parseDump(ByteBuffer buf, int seq, IpFamily family, List<FlowEntry> out) throws IOException {
         return NetlinkDump.walk(buf, seq, "ctnetlink dump", (type, at, end) -> {
-            if (type != type(IPCTNL_MSG_CT_NEW) || end - at < NFGENMSG_LEN) return;
+            if (type != type(IPCTNL_MSG_CT_NEW) || end - at < NetlinkDump.NFGENMSG_LEN) return;
             FlowEntry e = entry(buf, at, end);
             if (e != null && e.family() == family) out.add(e);
         });
@@ -171,7 +170,7 @@ final class CtMessages {
         long id = 0;
         long status = 0;
         int tcpState = FlowEntry.NO_TCP_STATE;
-        for (int pos = at + NFGENMSG_LEN; pos + 4 <= end; ) {
+        for (int pos = at + NetlinkDump.NFGENMSG_LEN; pos + 4 <= end; ) {
             int alen = buf.getShort(pos) & 0xffff;
             int atype = buf.getShort(pos + 2) & NLA_TYPE_MASK;
             if (alen < 4 || pos + alen > end) break;

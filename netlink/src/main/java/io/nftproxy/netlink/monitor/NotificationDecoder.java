@@ -14,7 +14,6 @@ import java.util.List;
  * generation, PID and process name of {@code NEWGEN}. Pure; messages of other subsystems are skipped.
  */
 final class NotificationDecoder {
-    static final int NFGENMSG_LEN = 4;
     /** {@code NFTA_TABLE_NAME}, {@code NFTA_CHAIN_TABLE}, {@code NFTA_RULE_TABLE}, {@code NFTA_SET_TABLE}, ...: all 1. */
     static final int NFTA_OBJECT_TABLE = 1;
     static final int NFTA_GEN_ID = 1;
@@ -37,7 +36,7 @@ final class NotificationDecoder {
                 throw new IllegalArgumentException("malformed netlink message at offset " + pos + ", length " + len);
             }
             NftMessage m = NftMessage.ofWireType(buf.getShort(pos + 4) & 0xffff);
-            if (m != null && len >= NLMSG_HDRLEN + NFGENMSG_LEN) {
+            if (m != null && len >= NLMSG_HDRLEN + NetlinkDump.NFGENMSG_LEN) {
                 out.add(notification(buf, m, pos + NLMSG_HDRLEN, pos + len));
             }
             pos += NetlinkDump.align(len);
@@ -49,7 +48,7 @@ final class NotificationDecoder {
         long[] generation = {-1};
         int[] pid = {0};
         String[] name = {""};
-        NetlinkDump.attributes(buf, at + NFGENMSG_LEN, end, (type, start, stop) -> {
+        NetlinkDump.attributes(buf, at + NetlinkDump.NFGENMSG_LEN, end, (type, start, stop) -> {
             if (m == NftMessage.NEWGEN) {
                 // NLA_U32 attributes of nf_tables are big-endian (nla_put_be32)
                 if (type == NFTA_GEN_ID && stop - start == 4) generation[0] = Integer.toUnsignedLong(NetlinkDump.be32(buf, start));

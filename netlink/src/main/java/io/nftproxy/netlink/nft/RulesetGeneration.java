@@ -21,7 +21,6 @@ public final class RulesetGeneration implements AutoCloseable {
     static final int NFT_MSG_NEWGEN = 15;
     static final int NFT_MSG_GETGEN = 16;
     static final int NFTA_GEN_ID = 1;
-    static final int NFGENMSG_LEN = 4;
     private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
     private final NetlinkSocket socket;
@@ -58,7 +57,7 @@ public final class RulesetGeneration implements AutoCloseable {
 
     /** {@code nlmsghdr} + {@code nfgenmsg} (family unspecified, version 0, resource id 0). */
     static ByteBuffer request(int seq) {
-        ByteBuffer b = NetlinkDump.request(NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN,
+        ByteBuffer b = NetlinkDump.request(NetlinkDump.NFGENMSG_LEN, NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_GETGEN,
                 NetlinkDump.NLM_F_REQUEST, seq);
         b.put((byte) 0).put((byte) 0).putShort((short) 0);
         return b.flip();
@@ -67,7 +66,7 @@ public final class RulesetGeneration implements AutoCloseable {
     /** {@code NFTA_GEN_ID} of a NEWGEN payload (after the netlink header): big-endian, as nf_tables writes it. */
     static long generation(ByteBuffer buf, int start, int end) {
         long[] gen = {-1};
-        NetlinkDump.attributes(buf, start + NFGENMSG_LEN, end, (type, at, stop) -> {
+        NetlinkDump.attributes(buf, start + NetlinkDump.NFGENMSG_LEN, end, (type, at, stop) -> {
             if (type == NFTA_GEN_ID && stop - at == 4 && gen[0] < 0) gen[0] = Integer.toUnsignedLong(NetlinkDump.be32(buf, at));
         });
         if (gen[0] < 0) throw new IllegalStateException("NEWGEN reply without NFTA_GEN_ID");

@@ -12,6 +12,8 @@ import java.nio.ByteOrder;
  */
 public final class NetlinkDump {
     public static final int NLMSG_HDRLEN = 16;
+    /** {@code struct nfgenmsg}, the header every nfnetlink (nf_tables, ctnetlink) message starts its payload with. */
+    public static final int NFGENMSG_LEN = 4;
     public static final int NLMSG_ERROR = 2;
     public static final int NLMSG_DONE = 3;
     public static final int NLM_F_REQUEST = 1;
@@ -54,7 +56,12 @@ public final class NetlinkDump {
     /** A direct buffer holding the {@code struct nlmsghdr} of a request; the caller puts the payload and flips it. */
     public static ByteBuffer request(int payloadLen, int type, int flags, int seq) {
         ByteBuffer b = ByteBuffer.allocateDirect(NLMSG_HDRLEN + payloadLen).order(ByteOrder.nativeOrder());
-        return b.putInt(NLMSG_HDRLEN + payloadLen).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
+        return header(b, NLMSG_HDRLEN + payloadLen, type, flags, seq);
+    }
+
+    /** Puts a {@code struct nlmsghdr} (port id 0: the kernel's) at {@code b}'s position; {@code len} may be patched later. */
+    public static ByteBuffer header(ByteBuffer b, int len, int type, int flags, int seq) {
+        return b.putInt(len).putShort((short) type).putShort((short) flags).putInt(seq).putInt(0);
     }
 
     /** Walks the attributes ({@code struct nlattr}) in [at, end), stopping at the first with a malformed length. */
