@@ -1,5 +1,6 @@
 package io.nftproxy.net;
 
+import java.net.InetSocketAddress;
 import java.util.Arrays;
 
 /**
@@ -93,6 +94,15 @@ public final class IpAddress implements Comparable<IpAddress> {
 
     /** {@code ip:port}, an IPv6 address in brackets: {@code [fd00::1]:80}. */
     public String withPort(int port) { return family() == IpFamily.IPV6 ? "[" + text + "]:" + port : text + ":" + port; }
+
+    /**
+     * A socket address as {@link #withPort} spells it ({@code [::]:10256}: IPv6 shortened, in brackets), for the
+     * log, bind errors, {@code /configz} and {@code --write-config-to}; an unresolved one keeps its host name.
+     */
+    public static String hostPort(InetSocketAddress a) {
+        if (a.getAddress() == null) return a.getHostString() + ":" + a.getPort();
+        return of(a.getAddress().getAddress()).withPort(a.getPort());
+    }
 
     @Override public boolean equals(Object o) {
         return o instanceof IpAddress other && Arrays.equals(bytes, other.bytes);

@@ -233,7 +233,7 @@ final class DaemonLauncher {
 
     /** {@code ip:port}, or "off" for port 0 (the server is not started). */
     private static String address(java.net.InetSocketAddress a) {
-        return a.getPort() == 0 ? "off" : io.nftproxy.http.HttpServer.hostPort(a);
+        return a.getPort() == 0 ? "off" : io.nftproxy.net.IpAddress.hostPort(a);
     }
 
     /** The detector and its interface, as given: {@code BridgeInterface:cbr0}, {@code InterfaceNamePrefix:veth}. */

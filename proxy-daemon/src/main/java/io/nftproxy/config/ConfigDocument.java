@@ -37,11 +37,11 @@ public final class ConfigDocument {
         m.put("detectLocal", sorted(Map.of("bridgeInterface", c.detectLocal().bridgeInterface(),
                 "interfaceNamePrefix", c.detectLocal().interfaceNamePrefix())));
         m.put("detectLocalMode", c.detectLocal().mode());
-        m.put("healthzBindAddress", io.nftproxy.http.HttpServer.hostPort(c.healthzBindAddress()));
+        m.put("healthzBindAddress", io.nftproxy.net.IpAddress.hostPort(c.healthzBindAddress()));
         m.put("hostnameOverride", c.hostnameOverride() == null ? "" : c.hostnameOverride());
         m.put("logging", sorted(Map.of("format", c.logging().format().name().toLowerCase(Locale.ROOT),
                 "verbosity", c.logging().verbosity())));
-        m.put("metricsBindAddress", io.nftproxy.http.HttpServer.hostPort(c.metricsBindAddress()));
+        m.put("metricsBindAddress", io.nftproxy.net.IpAddress.hostPort(c.metricsBindAddress()));
         m.put("mode", "nftables");
         m.put("nftables", sorted(Map.of("masqueradeAll", c.masqueradeAll(), "masqueradeBit", c.masqueradeBit(),
                 "minSyncPeriod", GoDuration.format(c.minSyncPeriod()), "syncPeriod", GoDuration.format(c.syncPeriod()))));

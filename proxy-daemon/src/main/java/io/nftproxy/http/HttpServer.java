@@ -17,7 +17,6 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.timeout.ReadTimeoutHandler;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.net.IpFamily;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -77,21 +76,11 @@ public final class HttpServer implements AutoCloseable {
             throw e;
         } catch (Exception e) {
             // Netty's native errors say only "bind(..) failed with error(-99)": name the server and the address.
-            BindException b = new BindException("cannot bind the " + name + " to " + hostPort(address) + ": "
+            BindException b = new BindException("cannot bind the " + name + " to " + IpAddress.hostPort(address) + ": "
                     + bindCause(e));
             b.initCause(e);
             throw b;
         }
-    }
-
-    /**
-     * {@code ip:port}, IPv6 shortened and in brackets ({@code [::]:10256}): one spelling for messages, the log,
-     * {@code /configz} and {@code --write-config-to}.
-     */
-    public static String hostPort(InetSocketAddress a) {
-        if (a.getAddress() == null) return a.getHostString() + ":" + a.getPort();
-        IpAddress ip = IpAddress.of(a.getAddress().getAddress());
-        return (ip.family() == IpFamily.IPV6 ? "[" + ip + "]" : ip.toString()) + ":" + a.getPort();
     }
 
     /** The errno's meaning where Netty gives only its number. */

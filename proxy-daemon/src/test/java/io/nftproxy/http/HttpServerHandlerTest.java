@@ -37,15 +37,6 @@ class HttpServerHandlerTest {
         return copy;
     }
 
-    /** The log, the bind errors, /configz and --write-config-to spell an address the same way. */
-    @Test
-    void hostPortShortensIpv6AndBracketsIt() throws Exception {
-        assertEquals("0.0.0.0:10256", HttpServer.hostPort(new InetSocketAddress("0.0.0.0", 10256)));
-        assertEquals("[::]:10256", HttpServer.hostPort(new InetSocketAddress("::", 10256)));
-        assertEquals("[fd00::1]:10249", HttpServer.hostPort(new InetSocketAddress("fd00:0:0:0:0:0:0:1", 10249)));
-        assertEquals("node.invalid:80", HttpServer.hostPort(InetSocketAddress.createUnresolved("node.invalid", 80)));
-    }
-
     @Test
     void routesByPathIgnoringTheQuery() {
         FullHttpResponse r = request("/healthz?verbose=1");
