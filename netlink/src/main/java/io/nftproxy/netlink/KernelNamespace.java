@@ -99,7 +99,9 @@ public final class KernelNamespace implements AutoCloseable {
      */
     public static List<String> deleteExisting(String tag) throws IOException {
         List<String> names = existing(tag);
-        for (String n : names) delete(executable("ip").orElseThrow(), n);
+        if (names.isEmpty()) return names;
+        String ip = executable("ip").orElseThrow();
+        for (String n : names) delete(ip, n);
         return names;
     }
 
