@@ -128,6 +128,8 @@ final class DaemonLauncher {
         ApiServer checked = api;
         Wired wired = wire(config, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
         ProxyDaemon daemon = wired.daemon();
+        // Only now that our table serves every Service may the other mode's rules go (docs/migrating-from-kube-proxy.md).
+        daemon.afterFirstSync(cmd::removeOtherModesLeftovers);
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
             daemon.startServers();

@@ -94,6 +94,7 @@ public final class ProxyDaemon implements AutoCloseable {
     private final TamperBackoff tamper = new TamperBackoff();
     private final SdNotify notify;
     private final CountDownLatch firstSync = new CountDownLatch(1);
+    private volatile Runnable afterFirstSync = () -> { };
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
     private final SyncFollowUps followUps;
@@ -278,6 +279,13 @@ public final class ProxyDaemon implements AutoCloseable {
         runner.requestSync();
     }
 
+    /**
+     * {@code task} runs once, on the sync thread, after the first sync that programmed every table and before that
+     * sync counts as done (READY=1, {@link #awaitFirstSync}): for removing another proxy mode's rules, which until
+     * then serve the node's Services. Set before {@link #start}.
+     */
+    public void afterFirstSync(Runnable task) { this.afterFirstSync = task; }
+
     /** Waits for the first successful sync; true when it happened within the timeout. */
     public boolean awaitFirstSync(Duration timeout) throws InterruptedException {
         return firstSync.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -382,6 +390,11 @@ public final class ProxyDaemon implements AutoCloseable {
         if (!result.success()) return SyncRunner.Outcome.FAILED;
         // Ready as soon as /healthz says so: the tables are programmed; the follow-ups below are not part of that.
         if (firstSync.getCount() > 0) {
+            try {
+                afterFirstSync.run();
+            } catch (RuntimeException e) {
+                LOG.warn("after the first sync error={}", e.toString());
+            }
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());

@@ -94,11 +94,19 @@ public final class OtherModeLeftovers {
         this.ipvsMode = ipvsMode;
     }
 
-    public Outcome remove() {
+    public Outcome remove() { return sweep(true); }
+
+    /**
+     * What {@link #remove()} would remove now, changing nothing: the same reads ({@code iptables-save},
+     * {@code ipvsadm --save}, {@code ip link}, {@code ipset list -n}), none of the writes. For {@code run --dry-run}.
+     */
+    public Outcome find() { return sweep(false); }
+
+    private Outcome sweep(boolean apply) {
         List<Removed> removed = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         List<Backend> backends = installedBackends();
-        removeChains(backends, false, removed, failures);
+        removeChains(backends, false, apply, removed, failures);
         boolean ipvs;
         try {
             ipvs = ipvsMode != null ? ipvsMode : procNet("ip_vs");
@@ -106,21 +114,21 @@ public final class OtherModeLeftovers {
             failures.add("ip_vs: " + e.getMessage());
             ipvs = false;
         }
-        if (ipvs) removeIpvs(backends, removed, failures);
+        if (ipvs) removeIpvs(backends, apply, removed, failures);
         return new Outcome(removed, failures);
     }
 
-    private void removeIpvs(List<Backend> backends, List<Removed> removed, List<String> failures) {
+    private void removeIpvs(List<Backend> backends, boolean apply, List<Removed> removed, List<String> failures) {
         try {
             if (procNet("ip_vs")) {
                 KernelNamespace.Result list = run(null, ipvsadm(), "--save", "-n");
                 if (!list.ok()) throw new IOException("ipvsadm --save failed: " + list.stderr().strip());
                 List<String> services = list.stdout().lines().filter(l -> l.startsWith("-A ")).map(l -> l.substring(3)).toList();
-                if (!services.isEmpty()) {
+                if (!services.isEmpty() && apply) {
                     KernelNamespace.Result clear = run(null, ipvsadm(), "--clear");
                     if (!clear.ok()) throw new IOException("ipvsadm --clear failed: " + clear.stderr().strip());
-                    removed.add(new Removed("ipvs", "virtual servers", services));
                 }
+                if (!services.isEmpty()) removed.add(new Removed("ipvs", "virtual servers", services));
             }
         } catch (IOException e) {
             failures.add("IPVS virtual servers: " + e.getMessage());
@@ -131,18 +139,32 @@ public final class OtherModeLeftovers {
                 if (!link.stdout().contains("\n    dummy ")) {
                     throw new IOException(IPVS_LINK + " is not a dummy link; left alone");
                 }
-                KernelNamespace.Result del = run(null, "ip", "link", "del", IPVS_LINK);
-                if (!del.ok()) throw new IOException("ip link del " + IPVS_LINK + ": " + del.stderr().strip());
+                if (apply) {
+                    KernelNamespace.Result del = run(null, "ip", "link", "del", IPVS_LINK);
+                    if (!del.ok()) throw new IOException("ip link del " + IPVS_LINK + ": " + del.stderr().strip());
+                }
                 removed.add(new Removed("ip", "link", List.of(IPVS_LINK)));
             }
         } catch (IOException e) {
             failures.add(IPVS_LINK + ": " + e.getMessage());
         }
-        removeChains(backends, true, removed, failures);
+        removeChains(backends, true, apply, removed, failures);
         // After the chains: the kernel refuses to destroy a set a rule still matches on.
         Optional<String> ipset = KernelNamespace.executable("ipset");
         if (ipset.isEmpty()) return;
         List<String> destroyed = new ArrayList<>();
+        if (!apply) {
+            try {
+                KernelNamespace.Result names = run(null, ipset.get(), "list", "-n");
+                if (!names.ok()) throw new IOException("ipset list -n failed: " + names.stderr().strip());
+                Set<String> present = Set.copyOf(names.stdout().lines().map(String::strip).toList());
+                for (String set : IPVS_SETS) if (present.contains(set)) destroyed.add(set);
+            } catch (IOException e) {
+                failures.add("ipset: " + e.getMessage());
+            }
+            if (!destroyed.isEmpty()) removed.add(new Removed("ipset", "sets", destroyed));
+            return;
+        }
         for (String set : IPVS_SETS) {
             try {
                 KernelNamespace.Result r = run(null, ipset.get(), "destroy", set);
@@ -156,11 +178,11 @@ public final class OtherModeLeftovers {
     }
 
     /** The iptables (or, {@code ipvs}, the IPVS) mode's chains from each backend's tables; a failure does not stop the rest. */
-    private void removeChains(List<Backend> backends, boolean ipvs, List<Removed> removed, List<String> failures) {
+    private void removeChains(List<Backend> backends, boolean ipvs, boolean apply, List<Removed> removed, List<String> failures) {
         for (Backend b : backends) {
             for (String table : ipvs ? List.of("nat", "filter") : List.of("nat", "filter", "mangle")) {
                 try {
-                    removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of())
+                    removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of(), apply)
                             .ifPresent(removed::add);
                 } catch (IOException e) {
                     failures.add(b.name() + " " + table + (ipvs ? " (IPVS mode)" : "") + ": " + e.getMessage());
@@ -173,13 +195,15 @@ public final class OtherModeLeftovers {
         return KernelNamespace.executable("ipvsadm").orElseThrow(() -> new IOException("ipvsadm is not installed"));
     }
 
-    private Optional<Removed> removeFrom(Backend b, String table, List<String> chains, List<String> prefixes) throws IOException {
+    private Optional<Removed> removeFrom(Backend b, String table, List<String> chains, List<String> prefixes, boolean apply)
+            throws IOException {
         if (b.legacy() && !legacyTablePresent(b.ipv6(), table)) return Optional.empty();
         KernelNamespace.Result saved = run(null, b.save(), "-t", table);
         // A family or table this iptables cannot read (no kernel support) has nothing of kube-proxy's in it either.
         if (!saved.ok()) return Optional.empty();
         Optional<String> restore = restoreInput(table, saved.stdout(), chains, prefixes);
         if (restore.isEmpty()) return Optional.empty();
+        if (!apply) return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));
         KernelNamespace.Result r = run(restore.get(), b.restore(), "--noflush");
         if (!r.ok()) throw new IOException(b.restore() + " failed (exit " + r.exitCode() + "): " + r.stderr().strip());
         return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));

@@ -65,6 +65,8 @@ class RunCommandTest {
     private static FakeSysctls sysctls = new FakeSysctls();
     /** The namespaces the iptables-mode cleanup was asked for: never the real kernel's from here. */
     private static final List<String> leftoverRemovals = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The namespaces --dry-run looked for them in; it finds one chain. */
+    private static final List<String> leftoverLookups = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private static Run runArgs(RunCommand.ClientFactory clients, List<String> args) {
         StringWriter out = new StringWriter();
@@ -72,6 +74,10 @@ class RunCommandTest {
         CommandLine cl = new CommandLine(new RunCommand(clients, netns -> sysctls, netns -> {
             leftoverRemovals.add(String.valueOf(netns));
             return io.nftproxy.node.OtherModeLeftovers.Outcome.NONE;
+        }, netns -> {
+            leftoverLookups.add(String.valueOf(netns));
+            return new io.nftproxy.node.OtherModeLeftovers.Outcome(List.of(new io.nftproxy.node.OtherModeLeftovers.Removed(
+                    "iptables-nft", "nat", List.of("KUBE-SERVICES"))), List.of());
         }));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
@@ -218,7 +224,8 @@ class RunCommandTest {
         leftoverRemovals.clear();
         Run r = run(fake(f), "--init-only");
         assertEquals(ExitCodes.OK, r.exit(), r.err());
-        assertEquals(List.of("null"), leftoverRemovals, "kube-proxy's --init-only removes the iptables-mode chains too");
+        assertEquals(List.of(), leftoverRemovals, "unlike kube-proxy's, --init-only leaves the iptables-mode rules: they serve "
+                + "the node until the daemon's first sync");
         assertNull(f.dump(IpFamily.IPV4));
         assertEquals(List.of("nf_conntrack_tcp_timeout_established=86400", "nf_conntrack_tcp_timeout_close_wait=3600"), sysctls.writes);
         assertTrue(r.out().contains("nf_conntrack_max left at 262144, not " + Math.max(131072, 32768L * ConntrackSysctls.cpus())), r.out());
@@ -227,6 +234,48 @@ class RunCommandTest {
         assertEquals(ExitCodes.OK, run(fake(f), "--init-only").exit());
         assertEquals(List.of(), sysctls.writes);
         assertEquals(ExitCodes.USAGE, run(fake(f), "--init-only", "--proxy-mode=ipvs").exit());
+    }
+
+    /**
+     * --dry-run reports the configuration, the source, nft, the sysctls a start would set and the leftovers it would
+     * remove, and changes nothing: no transaction, no sysctl written, no leftover removed. It takes no one-shot step.
+     */
+    @Test
+    void dryRunSaysWhatAStartWouldChangeAndChangesNothing() {
+        sysctls = new FakeSysctls();
+        FakeNftClient f = new FakeNftClient();
+        leftoverRemovals.clear();
+        leftoverLookups.clear();
+        Run r = run(fake(f), "--dry-run");
+        assertEquals(ExitCodes.OK, r.exit(), r.out() + r.err());
+        assertNull(f.dump(IpFamily.IPV4));
+        assertNull(f.dump(IpFamily.IPV6));
+        assertEquals(List.of(), sysctls.writes);
+        assertEquals(List.of(), leftoverRemovals);
+        assertEquals(List.of("null"), leftoverLookups);
+        for (String line : List.of("config     ok: no --config, node k8s-node-1",
+                "source     ok: --manifests " + RenderCommandTest.EXAMPLES,
+                "nft        ok: ",
+                "sysctl     would set nf_conntrack_tcp_timeout_established=86400 (now 432000)",
+                "sysctl     would set nf_conntrack_tcp_timeout_close_wait=3600 (now 60)",
+                "sysctl     nf_conntrack_max left at 262144",
+                "leftovers  after its first sync the daemon would remove kube-proxy's iptables/IPVS-mode leftovers, 1 removed: iptables-nft nat: KUBE-SERVICES",
+                "result     ok; nothing was changed")) {
+            assertTrue(r.out().contains(line), line + " in:\n" + r.out());
+        }
+        Run noNft = run((mode, netns, childStarted) -> { throw new java.io.IOException("no nft here"); }, "--dry-run");
+        assertEquals(ExitCodes.NFT_UNAVAILABLE, noNft.exit(), noNft.out());
+        assertTrue(noNft.out().contains("nft        FAILED: nftproxy: cannot open nft: no nft here")
+                && noNft.out().contains("result     FAILED (exit 3); nothing was changed"), noNft.out());
+        assertTrue(noNft.out().contains("sysctl     would set"), "the other checks still run: " + noNft.out());
+        for (String oneShot : List.of("--init-only", "--cleanup", "--once")) {
+            Run both = run(fake(f), "--dry-run", oneShot);
+            assertEquals(ExitCodes.USAGE, both.exit(), oneShot);
+            assertTrue(both.err().contains("--dry-run checks what the daemon's start would do"), both.err());
+        }
+        assertEquals(List.of(), sysctls.writes);
+        assertEquals(List.of(), leftoverRemovals);
+        assertNull(f.dump(IpFamily.IPV4));
     }
 
     /** Flags and file give real values; 0 leaves a sysctl alone; in the host's namespace the hash size follows the limit. */
