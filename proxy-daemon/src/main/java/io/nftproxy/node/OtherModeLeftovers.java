@@ -20,6 +20,9 @@ import java.util.Set;
  * KUBE-SVL-, KUBE-SEP-, KUBE-FW-, KUBE-EXT-); in the filter table KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
  * KUBE-FORWARD, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, KUBE-PROXY-CANARY; the mangle canary. kubelet's chains
  * (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-MARK-DROP) and everything else stay.
+ * nftproxy removes them later than kube-proxy: the daemon after its first sync has programmed both tables
+ * (until then they serve the node's Services), {@code cleanup --other-modes} and {@code --all} on request;
+ * {@link #find()} lists them without removing anything ({@code run --dry-run}).
  *
  * <p>Each table is one {@code iptables-restore --noflush}: flush the chains, delete the rules of other chains that
  * jump to them (kube-proxy deletes its own jump rules by their exact text first; taking them from the saved table
