@@ -94,6 +94,8 @@ final class NodeCheck {
             line(out, "nft", "ok: " + client.describe() + "; " + sel.reason());
         } catch (NftException e) {
             fail(out, "nft", RunCommand.firstCallExit(e), RunCommand.firstCallFailed(e, sel.client().describe()));
+        } catch (RuntimeException e) {
+            fail(out, "nft", ExitCodes.NFT_UNAVAILABLE, "nft unavailable (" + sel.client().describe() + "): " + e);
         }
     }
 
@@ -101,7 +103,9 @@ final class NodeCheck {
         try {
             Optional<String> holder = NetnsLock.holder(cmd.netns);
             if (holder.isEmpty()) line(out, "daemon", "ok: none runs in this network namespace");
-            else line(out, "daemon", "one runs in this network namespace already (" + holder.get() + "): stop it before starting another");
+            // Not a failure: checking a changed configuration before a restart is what this is for.
+            else line(out, "daemon", "one runs in this network namespace (" + holder.get() + "); a second would not start "
+                    + "beside it: restart it to apply a change (systemctl restart nftproxy)");
         } catch (IOException e) {
             line(out, "daemon", "cannot tell whether one runs here: " + e.getMessage());
         }

@@ -186,12 +186,24 @@ public final class OtherModeLeftovers {
             for (String table : ipvs ? List.of("nat", "filter") : List.of("nat", "filter", "mangle")) {
                 try {
                     removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of(), apply)
+                            .flatMap(r -> apply ? Optional.of(r) : notListedYet(r, removed))
                             .ifPresent(removed::add);
                 } catch (IOException e) {
                     failures.add(b.name() + " " + table + (ipvs ? " (IPVS mode)" : "") + ": " + e.getMessage());
                 }
             }
         }
+    }
+
+    /**
+     * Without {@code apply} nothing was removed by the iptables-mode step, so the IPVS-mode step finds the names both
+     * modes use (KUBE-SERVICES, KUBE-FORWARD, ...) again: listed once, as {@link #remove()} removes them once.
+     */
+    private static Optional<Removed> notListedYet(Removed r, List<Removed> listed) {
+        Set<String> seen = new LinkedHashSet<>();
+        for (Removed l : listed) if (l.backend().equals(r.backend()) && l.table().equals(r.table())) seen.addAll(l.chains());
+        List<String> rest = r.chains().stream().filter(c -> !seen.contains(c)).toList();
+        return rest.isEmpty() ? Optional.empty() : Optional.of(new Removed(r.backend(), r.table(), rest));
     }
 
     private static String ipvsadm() throws IOException {
