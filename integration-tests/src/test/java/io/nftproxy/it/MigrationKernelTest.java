@@ -13,6 +13,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,10 +37,11 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * docs/migrating-from-kube-proxy.md, run: a node namespace holds kube-proxy's iptables-mode rules (iptables-nft, as
- * kube-proxy 1.36 writes them) for a Service with three real backends, a pod keeps connecting to its ClusterIP, and
+ * kube-proxy 1.36 writes them) for a TCP and a UDP Service with three real backends each, a pod keeps connecting to the
+ * TCP one's ClusterIP and keeps one UDP flow (fixed source port) talking to the other's, and
  * the guide's steps marked {@code <!-- migration-test: systemd -->} run one by one as written — the unit's own
  * ExecStartPre and ExecStart for {@code systemctl enable --now} — with nftproxy on manifests for the same Service.
- * No connection may fail; at the end only nftproxy's table serves. Then the going-back steps, with the same load.
+ * No connection may fail and the UDP flow keeps its backend; at the end only nftproxy's table serves. Then the going-back steps, with the same load.
  * The cluster side ({@code kubectl}) is what the test plays itself: the manifests, and kube-proxy's rules when it
  * comes back (as its iptables mode writes them at its first sync; that kube-proxy in iptables mode deletes
  * nftproxy's tables before that, at its start, is kube-proxy's own gap, documented in the guide, not played here).
@@ -50,39 +55,56 @@ class MigrationKernelTest {
     static final int HTTP = 80;
     /** kube-proxy's chain names for default/web:http (the hash does not matter to anyone but kube-proxy). */
     static final String SVC = "KUBE-SVC-MIGRATIONWEBHTTP0";
+    /** A UDP Service too: a flow of datagrams keeps its conntrack entry, and so its backend, across the takeover. */
+    static final String DNS_IP = "172.30.0.53";
+    static final int DNS = 53;
+    static final String DNS_SVC = "KUBE-SVC-MIGRATIONDNSUDP00";
 
-    /** What kube-proxy 1.36's iptables mode writes for a ClusterIP Service with three endpoints (nat and filter). */
-    static String kubeProxyIptablesRules() {
+    /** One Service's chains and rules as kube-proxy writes them: KUBE-SERVICES → KUBE-SVC → KUBE-SEP (DNAT). */
+    private static void service(StringBuilder chains, StringBuilder nat, String svc, String name, String ip, String proto,
+                                int port, int targetPort) {
         String[] eps = {TestNetworks.POD_A, TestNetworks.POD_B, TestNetworks.REMOTE_POD};
         String[] probability = {"0.33333333349", "0.50000000000", null};
-        StringBuilder nat = new StringBuilder("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n"
-                + ":KUBE-MARK-MASQ - [0:0]\n:KUBE-PROXY-CANARY - [0:0]\n:" + SVC + " - [0:0]\n");
-        for (int i = 0; i < eps.length; i++) nat.append(":KUBE-SEP-MIGRATIONWEB000").append(i).append(" - [0:0]\n");
-        nat.append("-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n")
+        String sepPrefix = "KUBE-SEP-" + svc.substring("KUBE-SVC-".length(), svc.length() - 1);
+        chains.append(':').append(svc).append(" - [0:0]\n");
+        for (int i = 0; i < eps.length; i++) chains.append(':').append(sepPrefix).append(i).append(" - [0:0]\n");
+        nat.append("-A KUBE-SERVICES -d ").append(ip).append("/32 -p ").append(proto).append(" -m comment --comment \"").append(name)
+                .append(" cluster IP\" -m ").append(proto).append(" --dport ").append(port).append(" -j ").append(svc).append('\n')
+                .append("-A ").append(svc).append(" ! -s ").append(TestNetworks.CLUSTER_CIDR).append(" -d ").append(ip)
+                .append("/32 -p ").append(proto).append(" -m comment --comment \"").append(name).append(" cluster IP\" -m ").append(proto)
+                .append(" --dport ").append(port).append(" -j KUBE-MARK-MASQ\n");
+        for (int i = 0; i < eps.length; i++) {
+            nat.append("-A ").append(svc).append(" -m comment --comment \"").append(name).append(" -> ").append(eps[i]).append(':')
+                    .append(targetPort).append('"')
+                    .append(probability[i] == null ? "" : " -m statistic --mode random --probability " + probability[i])
+                    .append(" -j ").append(sepPrefix).append(i).append('\n');
+        }
+        for (int i = 0; i < eps.length; i++) {
+            String sep = sepPrefix + i;
+            nat.append("-A ").append(sep).append(" -s ").append(eps[i]).append("/32 -m comment --comment \"").append(name)
+                    .append("\" -j KUBE-MARK-MASQ\n")
+                    .append("-A ").append(sep).append(" -p ").append(proto).append(" -m comment --comment \"").append(name).append("\" -m ")
+                    .append(proto).append(" -j DNAT --to-destination ").append(eps[i]).append(':').append(targetPort).append('\n');
+        }
+    }
+
+    /** What kube-proxy 1.36's iptables mode writes for two ClusterIP Services with three endpoints each (nat and filter). */
+    static String kubeProxyIptablesRules() {
+        StringBuilder chains = new StringBuilder("*nat\n:KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n"
+                + ":KUBE-MARK-MASQ - [0:0]\n:KUBE-PROXY-CANARY - [0:0]\n");
+        StringBuilder nat = new StringBuilder()
+                .append("-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n")
                 .append("-A OUTPUT -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n")
                 .append("-A POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n")
                 .append("-A KUBE-MARK-MASQ -j MARK --set-xmark 0x4000/0x4000\n")
                 .append("-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n")
                 .append("-A KUBE-POSTROUTING -j MARK --set-xmark 0x4000/0x0\n")
-                .append("-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE --random-fully\n")
-                .append("-A KUBE-SERVICES -d ").append(WEB).append("/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport ")
-                .append(HTTP).append(" -j ").append(SVC).append('\n')
-                .append("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" "
-                        + "-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n")
-                .append("-A ").append(SVC).append(" ! -s ").append(TestNetworks.CLUSTER_CIDR).append(" -d ").append(WEB)
-                .append("/32 -p tcp -m comment --comment \"default/web:http cluster IP\" -m tcp --dport ").append(HTTP).append(" -j KUBE-MARK-MASQ\n");
-        for (int i = 0; i < eps.length; i++) {
-            nat.append("-A ").append(SVC).append(" -m comment --comment \"default/web:http -> ").append(eps[i]).append(':')
-                    .append(BACKEND_TCP_PORT).append('"')
-                    .append(probability[i] == null ? "" : " -m statistic --mode random --probability " + probability[i])
-                    .append(" -j KUBE-SEP-MIGRATIONWEB000").append(i).append('\n');
-        }
-        for (int i = 0; i < eps.length; i++) {
-            String sep = "KUBE-SEP-MIGRATIONWEB000" + i;
-            nat.append("-A ").append(sep).append(" -s ").append(eps[i]).append("/32 -m comment --comment \"default/web:http\" -j KUBE-MARK-MASQ\n")
-                    .append("-A ").append(sep).append(" -p tcp -m comment --comment \"default/web:http\" -m tcp -j DNAT --to-destination ")
-                    .append(eps[i]).append(':').append(BACKEND_TCP_PORT).append('\n');
-        }
+                .append("-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" -j MASQUERADE --random-fully\n");
+        service(chains, nat, SVC, "default/web:http", WEB, "tcp", HTTP, BACKEND_TCP_PORT);
+        service(chains, nat, DNS_SVC, "default/dns:dns", DNS_IP, "udp", DNS, BACKEND_UDP_PORT);
+        nat.append("-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be the last rule in this chain\" "
+                + "-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n");
+        nat.insert(0, chains);
         nat.append("COMMIT\n");
         String filter = """
                 *filter
@@ -112,8 +134,12 @@ class MigrationKernelTest {
         return nat + filter;
     }
 
-    /** The same Service for nftproxy, as {@code kubectl get -o yaml} shows it. */
+    /** The same Services for nftproxy, as {@code kubectl get -o yaml} shows them. */
     static String manifests() {
+        return manifest("web", WEB, "http", "TCP", HTTP, BACKEND_TCP_PORT) + "---\n" + manifest("dns", DNS_IP, "dns", "UDP", DNS, BACKEND_UDP_PORT);
+    }
+
+    private static String manifest(String name, String ip, String portName, String proto, int port, int targetPort) {
         StringBuilder eps = new StringBuilder();
         String[][] endpoints = {{TestNetworks.POD_A, TestNetworks.NODE_NAME}, {TestNetworks.POD_B, TestNetworks.NODE_NAME},
                 {TestNetworks.REMOTE_POD, TestNetworks.REMOTE_NODE_NAME}};
@@ -124,26 +150,26 @@ class MigrationKernelTest {
         return """
                 apiVersion: v1
                 kind: Service
-                metadata: {name: web, namespace: default}
+                metadata: {name: %1$s, namespace: default}
                 spec:
                   type: ClusterIP
-                  clusterIP: %s
-                  clusterIPs: ["%s"]
+                  clusterIP: %2$s
+                  clusterIPs: ["%2$s"]
                   ipFamilies: [IPv4]
                   ports:
-                  - {name: http, port: %d, protocol: TCP, targetPort: %d}
+                  - {name: %3$s, port: %5$d, protocol: %4$s, targetPort: %6$d}
                 ---
                 apiVersion: discovery.k8s.io/v1
                 kind: EndpointSlice
                 metadata:
-                  name: web-1
+                  name: %1$s-1
                   namespace: default
-                  labels: {kubernetes.io/service-name: web}
+                  labels: {kubernetes.io/service-name: %1$s}
                 addressType: IPv4
                 ports:
-                - {name: http, port: %d, protocol: TCP}
+                - {name: %3$s, port: %6$d, protocol: %4$s}
                 endpoints:
-                """.formatted(WEB, WEB, HTTP, BACKEND_TCP_PORT, BACKEND_TCP_PORT) + eps;
+                """.formatted(name, ip, portName, proto, port, targetPort) + eps;
     }
 
     @TempDir
@@ -175,20 +201,35 @@ class MigrationKernelTest {
             assertTrue(before.stream().allMatch(Probe.Outcome::replied), "kube-proxy's iptables rules serve the Service: " + before);
             assertTrue(run.iptablesNat().contains(SVC), "seeded");
 
+            // One UDP flow with a fixed source port, its conntrack entry made by kube-proxy's rules: it keeps its backend.
+            DatagramChannel udp = topology.podClient().thread().call(() -> DatagramChannel.open().bind(new InetSocketAddress(0)));
+            String udpBackend = udpAsk(udp);
+            assertTrue(List.of("pod-a", "pod-b", "remote-pod").contains(udpBackend), "kube-proxy's rules serve the UDP Service: " + udpBackend);
+            List<String> udpAnswers = new ArrayList<>();
             Load load = Load.start(probe);
             try {
-                for (String step : steps) run.step(step);
+                for (String step : steps) {
+                    run.step(step);
+                    udpAnswers.add(udpAsk(udp));
+                }
                 load.mark("after the takeover");
                 Thread.sleep(500);
                 assertFalse(run.iptablesNat().contains("KUBE-"), "kube-proxy's iptables rules are gone:\n" + run.iptablesNat());
                 assertTrue(run.kernelTable().contains(WEB), "nftproxy's table serves " + WEB);
-                for (String step : back) run.step(step);
+                for (String step : back) {
+                    run.step(step);
+                    udpAnswers.add(udpAsk(udp));
+                }
                 load.mark("after going back");
                 Thread.sleep(500);
             } finally {
                 load.stop();
                 run.close();
+                udp.close();
             }
+            System.out.printf("migration: the UDP flow's backend before the steps %s, after each step %s%n", udpBackend, udpAnswers);
+            assertTrue(udpAnswers.stream().allMatch(udpBackend::equals), "the UDP flow kept its backend (its conntrack entry): "
+                    + udpBackend + " then " + udpAnswers);
             List<Probe.Outcome> failed = load.outcomes().stream().filter(o -> !o.replied()).toList();
             System.out.printf("migration: %d connections to %s:%d while the guide's %d steps and %d going-back steps ran "
                             + "(%s), %d failed; backends %s%n", load.outcomes().size(), WEB, HTTP, steps.size(), back.size(),
@@ -404,6 +445,19 @@ class MigrationKernelTest {
         @Override public void close() throws IOException {
             if (daemon != null) daemon.close();
         }
+    }
+
+    /** One datagram to the UDP Service from the flow's socket; the backend's name from its answer, or why none came. */
+    private static String udpAsk(DatagramChannel udp) throws Exception {
+        udp.send(ByteBuffer.wrap("q".getBytes(StandardCharsets.UTF_8)), new InetSocketAddress(DNS_IP, DNS));
+        ByteBuffer in = ByteBuffer.allocate(512);
+        udp.configureBlocking(false);
+        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        while (udp.receive(in) == null) {
+            if (System.nanoTime() > deadline) return "no answer within 2 s";
+            Thread.sleep(5);
+        }
+        return new String(in.array(), 0, in.position(), StandardCharsets.UTF_8).split(" ")[0];
     }
 
     /** The command after {@code KEY=} in the unit, from the word {@code .../nftproxy} on (its arguments only). */
