@@ -61,7 +61,8 @@ final class KubeProxyFlags {
     String bindAddress;
 
     @Option(names = "--conntrack-max-per-core", paramLabel = "N",
-            description = {"nf_conntrack_max is N times the CPUs (at least --conntrack-min); 0 leaves it alone. Default: 32768."})
+            description = {"nf_conntrack_max is N times the CPUs, capped at 1048576 as in kube-proxy 1.36 (at least "
+                    + "--conntrack-min); 0 leaves it alone. Default: 32768."})
     Integer conntrackMaxPerCore;
 
     @Option(names = "--conntrack-min", paramLabel = "N",
