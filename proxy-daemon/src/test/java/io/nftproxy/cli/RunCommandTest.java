@@ -210,6 +210,16 @@ class RunCommandTest {
         assertEquals(Boolean.TRUE, ((RunCommand) hardFail.commandSpec().userObject()).kubeProxyFlags.bindAddressHardFail);
     }
 
+    /** Every flag with a reason to be ignored is an option of run, hidden from --help, and every hidden kube-proxy flag has a reason. */
+    @Test
+    void theIgnoredFlagsAndTheirReasonsAreTheSameSet() {
+        CommandLine.Model.CommandSpec run = new CommandLine(new RunCommand()).getCommandSpec();
+        Set<String> hidden = new java.util.TreeSet<>();
+        for (CommandLine.Model.OptionSpec o : run.options()) if (o.hidden()) hidden.addAll(List.of(o.names()));
+        hidden.remove("--netns");
+        assertEquals(new java.util.TreeSet<>(KubeProxyFlags.IGNORED.keySet()), hidden);
+    }
+
     /** kube-proxy's deprecated --healthz-port and --metrics-port set the port of the bind address; 0 turns the server off. */
     @Test
     void deprecatedPortFlagsSetThePortOfTheBindAddress() {
