@@ -61,30 +61,47 @@ class KubeadmCommandLineKernelTest {
 
     @Test
     void kubeadmsDaemonSetCommandLineRunsTheDaemon(@TempDir Path dir) throws Exception {
+        programs(dir, false);
+    }
+
+    /**
+     * kube-proxy's --master replaces the kubeconfig's server and keeps its credentials: the kubeconfig names a port
+     * nobody listens on, --master the relay, and the daemon programs every Service.
+     */
+    @Test
+    void masterOverridesTheKubeconfigsServer(@TempDir Path dir) throws Exception {
+        programs(dir, true);
+    }
+
+    private void programs(Path dir, boolean viaMaster) throws Exception {
         try (KernelNamespace node = KernelNamespace.create("kubeadm");
              NetnsThread inNode = NetnsThread.start(node.name())) {
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
             ServerSocket listener = inNode.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
             try (ApiRelay relay = new ApiRelay(api.url(), listener)) {
                 Path kubeconfig = dir.resolve("kubeconfig.conf");
-                Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), relay.url().toString()));
+                String server = viaMaster ? "https://127.0.0.1:1" : relay.url().toString();
+                Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), server));
                 Path config = dir.resolve("config.conf");
                 String kubeadm = Files.readString(KUBEADM_CONFIG);
                 assertTrue(kubeadm.contains("kubeconfig: /var/lib/kube-proxy/kubeconfig.conf"), "kubeadm's file as kubeadm writes it");
                 Files.writeString(config, kubeadm.replace("/var/lib/kube-proxy/kubeconfig.conf", kubeconfig.toString()));
 
                 long t0 = System.nanoTime();
-                try (DaemonProcess d = DaemonProcess.startWithoutCommand(node, "--config=" + config, "--hostname-override=" + NODE)) {
+                List<String> args = new java.util.ArrayList<>(List.of("--config=" + config, "--hostname-override=" + NODE));
+                if (viaMaster) args.add("--master=" + relay.url());
+                try (DaemonProcess d = DaemonProcess.startWithoutCommand(node, args.toArray(String[]::new))) {
                     int seen = 0;
                     long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
                     while (System.nanoTime() < deadline && d.alive() && (seen = ServiceIpsMap.count(node)) < SERVICES) Thread.sleep(200);
                     int services = seen;
-                    System.out.printf("kubeadm's command line: %d services in the node's table after %d ms%n", services,
+                    System.out.printf("kubeadm's command line%s: %d services in the node's table after %d ms%n", viaMaster ? " and --master" : "", services,
                             (System.nanoTime() - t0) / 1_000_000);
                     assertTrue(d.alive(), () -> "the daemon stopped:\n" + d.log());
                     assertTrue(services >= SERVICES, () -> services + " of " + SERVICES + " services programmed:\n" + d.log());
                     assertTrue(d.awaitLog("first sync done", Duration.ofSeconds(30)), d::log);
                     assertTrue(d.log().contains("node=" + NODE), d::log);
+                    if (viaMaster) assertTrue(d.log().contains("--master: " + relay.url() + " is the API server"), d::log);
                 }
             }
         }
