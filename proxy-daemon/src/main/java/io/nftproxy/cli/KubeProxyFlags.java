@@ -7,9 +7,8 @@ import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
-import picocli.CommandLine.Option;
-
 import org.slf4j.event.Level;
+import picocli.CommandLine.Option;
 
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -31,8 +30,8 @@ final class KubeProxyFlags {
 
     /**
      * kube-proxy 1.36 flags (and {@code --logtostderr}, which older distribution units still pass) accepted at any
-     * value and ignored, each with what it would have done and what does that here. Ignoring them is safe: none
-     * changes which packets go where.
+     * value and ignored, each with why it changes nothing here and, where there is one, what does that here.
+     * Ignoring them is safe: none changes which packets go where.
      */
     static final Map<String, String> IGNORED = Map.ofEntries(
             Map.entry("--oom-score-adj", "the daemon does not change its own OOM score (kube-proxy sets -999 on itself); "
