@@ -52,8 +52,10 @@ import java.util.function.LongConsumer;
                 "",
                 "kube-proxy's flags for nftables mode are accepted under their names (--proxy-mode=nftables, -v N, "
                         + "--logging-format, --cleanup, --init-only, --detect-local-mode, --pod-bridge-interface, "
-                        + "--pod-interface-name-prefix, --bind-address, --conntrack-*, --write-config-to); one that "
-                        + "does not apply is refused with the reason.",
+                        + "--pod-interface-name-prefix, --bind-address, --conntrack-*, --write-config-to, --master); "
+                        + "'nftproxy FLAGS' with no command is 'nftproxy run FLAGS', as kube-proxy is invoked. Those "
+                        + "that change nothing here (--oom-score-adj, --profiling, --ipvs-*, ...) are accepted at any "
+                        + "value with one warning each (docs/cli.md lists them).",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig \\",

@@ -93,6 +93,8 @@ public final class ProxyDaemon implements AutoCloseable {
     private final CommitLedger ledger = new CommitLedger();
     private final TamperBackoff tamper = new TamperBackoff();
     private final SdNotify notify;
+    /** The status line and log while the first sync runs, which at cold start can take seconds. */
+    private final FirstSyncProgress firstSyncProgress;
     private final CountDownLatch firstSync = new CountDownLatch(1);
     private volatile Runnable afterFirstSync = () -> { };
     private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -123,6 +125,7 @@ public final class ProxyDaemon implements AutoCloseable {
         });
         this.own = own;
         this.notify = notify;
+        this.firstSyncProgress = new FirstSyncProgress(notify::status, System::nanoTime);
         this.clock = clock;
         this.metrics = new ProxyMetrics(registry, true);
         metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
@@ -138,6 +141,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.generation = new LazyGeneration(options.network());
         this.proxySync = new ProxySync(new GenerationTracker(this.client, generation::current, ledger),
                 options.renderer(), c.fullSyncPeriod(), ownPorts(c));
+        proxySync.progress(firstSyncProgress);
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);
     }
@@ -385,11 +389,13 @@ public final class ProxyDaemon implements AutoCloseable {
     public record Once(ProxySync.Result result, CleanupReport conntrack) {}
 
     private SyncRunner.Outcome runSync() {
+        if (firstSync.getCount() > 0) firstSyncProgress.starting(store.serviceCount(), store.endpointSliceCount());
         Synced s = sync();
         ProxySync.Result result = s.result();
         if (!result.success()) return SyncRunner.Outcome.FAILED;
         // Ready as soon as /healthz says so: the tables are programmed; the follow-ups below are not part of that.
         if (firstSync.getCount() > 0) {
+            firstSyncProgress.finished();
             try {
                 afterFirstSync.run();
             } catch (RuntimeException e) {

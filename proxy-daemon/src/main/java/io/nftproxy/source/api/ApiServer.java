@@ -75,6 +75,15 @@ public final class ApiServer {
         return dir == null ? Path.of(file) : dir.resolve(file);
     }
 
+    /**
+     * This connection's credentials and TLS settings at another URL: kube-proxy's {@code --master}, which replaces
+     * the kubeconfig's server and keeps the rest.
+     */
+    public ApiServer at(URI server) {
+        Config moved = new io.fabric8.kubernetes.client.ConfigBuilder(config).withMasterUrl(server.toString()).build();
+        return new ApiServer(moved, tokenFile);
+    }
+
     /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
     public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null), null); }
 
