@@ -175,7 +175,7 @@ public final class RunCommand implements Callable<Integer> {
             err.println("nftproxy: invalid configuration: " + e.getMessage());
             return ExitCodes.USAGE;
         } catch (IOException e) {
-            err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
+            err.println("nftproxy: --config " + config + ": cannot be read: " + io.nftproxy.config.UnreadableFile.reason(config, e));
             return ExitCodes.INPUT_UNREADABLE;
         }
         ProxyConfig effective = rc.config();
