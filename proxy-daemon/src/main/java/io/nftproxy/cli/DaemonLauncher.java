@@ -116,7 +116,7 @@ final class DaemonLauncher {
                 ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
                 if (failure != null) {
                     throw new Refused(ExitCodes.API_UNUSABLE, "nftproxy: cannot start: API server " + api.url() + " unusable: "
-                            + failure.detail() + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
+                            + failure.detail() + " (" + api.origin() + ")");
                 }
             } catch (IllegalArgumentException e) {
                 throw new Refused(ExitCodes.INPUT_UNREADABLE, "nftproxy: cannot start: " + e.getMessage());
@@ -225,6 +225,7 @@ final class DaemonLauncher {
     /** The API server's connection; TLS verification is never turned off silently. */
     static ApiServer apiServer(ProxyConfig config) {
         ApiServer api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+        LOG.info("API server url={} from=\"{}\"", api.url(), api.origin());
         if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }
