@@ -12,7 +12,7 @@ import java.util.regex.Pattern;
 
 /**
  * Where a YAML or JSON file stopped parsing and why, in an operator's words: {@code at line 4, column 1: expected ','
- * or ']', but got end of file (the flow sequence opened at line 3, column 11)}, or {@code a tab character at line 4,
+ * or ']', but got the end of the document (the flow sequence that starts at line 3, column 11)}, or {@code a tab character at line 4,
  * column 1: YAML indents with spaces}. Built from SnakeYAML's marks (where the problem is; Jackson's own location is
  * the last token it read) or, for JSON, Jackson's location; the parsers' own framing ({@code [Source: ...]}, the
  * quoted source line with a caret, Java class names, the read constraint's getter) never reaches the message.
@@ -27,6 +27,8 @@ import java.util.regex.Pattern;
 public record SyntaxError(int line, int column, String reason) {
     /** A quoted single character (kept), else a longer quoted token (redacted); one scan, so {@code ',' or ']'} stays. */
     private static final Pattern QUOTED = Pattern.compile("'[^'\\n]'|\"[^\"\\n]\"|'[^'\\n]{2,}'|\"[^\"\\n]{2,}\"");
+    /** SnakeYAML's names for what it found instead ({@code '<block end>'}): its own words, not the file's. */
+    private static final Pattern TOKEN_KIND = Pattern.compile("'<[a-z ]+>'");
     private static final Pattern CONSTRAINT_GETTER = Pattern.compile(", from `[^`]*`");
     private static final Pattern CHAR_CODE = Pattern.compile(" \\(code \\d+\\)");
     private static final Pattern CLASS_PREFIX = Pattern.compile("^(?:[a-z]+\\.)+[A-Z]\\w*(?:Exception|Error): ");
@@ -56,7 +58,7 @@ public record SyntaxError(int line, int column, String reason) {
         if (problem.contains("\\t(TAB)") || problem.contains("'\t'")) {
             return new SyntaxError(line, column, "a tab character: YAML indents with spaces");
         }
-        String reason = problem.replace("<stream end>", "end of file");
+        String reason = problem.replace("'<stream end>'", "the end of the document").replace("<stream end>", "the end of the document");
         String context = m.getContext();
         Optional<Mark> contextMark = m.getContextMark();
         if (context != null && contextMark.isPresent() && m.getProblemMark().isPresent()) {
@@ -87,7 +89,8 @@ public record SyntaxError(int line, int column, String reason) {
     }
 
     private static String redact(String reason) {
-        String r = QUOTED.matcher(reason).replaceAll(m -> m.group().length() == 3 ? Matcher.quoteReplacement(m.group()) : "'…'");
+        String r = QUOTED.matcher(reason).replaceAll(m -> m.group().length() == 3 || TOKEN_KIND.matcher(m.group()).matches()
+                ? Matcher.quoteReplacement(m.group()) : "'…'");
         return r.length() > 200 ? r.substring(0, 200) + "…" : r;
     }
 

@@ -279,7 +279,7 @@ public final class ManifestLoader {
             if (start >= lines.size()) break;
             if (i < lines.size() && (i == start || !DOCUMENT_START.matcher(lines.get(i)).matches())) continue;
             // lines [start, i) are one document: its "---" line (if any) and what follows up to the next one
-            String part = String.join("\n", lines.subList(start, i));
+            String part = String.join("\n", lines.subList(start, i)) + "\n";
             List<JsonNode> nodes = new ArrayList<>();
             try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(part)) {
                 it.readAll(nodes);

@@ -309,7 +309,7 @@ class ConfigFileTest {
         ConfigException tab = assertThrows(ConfigException.class, () -> read(HEAD + "nftables:\n\tsyncPeriod: 1s\n"));
         assertEquals("--config " + f + ": a tab character at line 4, column 1: YAML indents with spaces", tab.getMessage());
         ConfigException flow = assertThrows(ConfigException.class, () -> read(HEAD + "nodePortAddresses: [10.0.0.0/8\n"));
-        assertEquals("--config " + f + ": invalid YAML at line 4, column 1: expected ',' or ']', but got end of file "
+        assertEquals("--config " + f + ": invalid YAML at line 4, column 1: expected ',' or ']', but got the end of the document "
                 + "(the flow sequence that starts at line 3, column 20)", flow.getMessage());
     }
 

@@ -38,7 +38,7 @@ class SyntaxErrorTest {
     @Test
     void anUnclosedFlowSequenceNamesWhereItEndedAndWhereItOpened() {
         SyntaxError e = of(YAML, "a: 1\nnftables: [x\n", 1);
-        assertEquals("at line 3, column 1: expected ',' or ']', but got end of file (the flow sequence that starts at line 2, column 11)",
+        assertEquals("at line 3, column 1: expected ',' or ']', but got the end of the document (the flow sequence that starts at line 2, column 11)",
                 e.toString());
     }
 
