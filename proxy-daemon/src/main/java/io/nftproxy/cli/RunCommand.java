@@ -108,8 +108,8 @@ public final class RunCommand implements Callable<Integer> {
     Path config;
 
     @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = {"Kubeconfig for the API server. Default: in-cluster service account, else ~/.kube/config. "
-                    + "Not together with --manifests."})
+            description = {"Kubeconfig for the API server. Default: $KUBECONFIG, else ~/.kube/config, else the pod's "
+                    + "service account; the start log says which. Not together with --manifests."})
     Path kubeconfig;
 
     @Option(names = "--healthz-bind-address", paramLabel = "IP:PORT",

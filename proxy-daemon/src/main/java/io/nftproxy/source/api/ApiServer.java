@@ -95,9 +95,12 @@ public final class ApiServer {
 
     /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
     public static ApiServer autoConfigured() {
-        return new ApiServer(Config.autoConfigure(null), null, AutoConfigOrigin.describe(System::getenv,
-                Path.of(System.getenv("HOME") != null ? System.getenv("HOME") : System.getProperty("user.home")),
-                AutoConfigOrigin.SERVICE_ACCOUNT));
+        Path home = Path.of(System.getenv("HOME") != null ? System.getenv("HOME") : System.getProperty("user.home"));
+        // fabric8 would pass over a kubeconfig whose current context leads nowhere to the in-cluster default URL.
+        Path kubeconfig = AutoConfigOrigin.kubeconfig(System::getenv, home);
+        if (Files.isRegularFile(kubeconfig)) KubeconfigCheck.currentContext(kubeconfig);
+        return new ApiServer(Config.autoConfigure(null), null,
+                AutoConfigOrigin.describe(System::getenv, home, AutoConfigOrigin.SERVICE_ACCOUNT));
     }
 
     public static ApiServer of(Config config) { return new ApiServer(config, null, "a configuration given in code"); }

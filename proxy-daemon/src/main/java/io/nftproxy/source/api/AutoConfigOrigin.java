@@ -18,10 +18,16 @@ final class AutoConfigOrigin {
 
     private AutoConfigOrigin() {}
 
+    /** The kubeconfig fabric8 looks for: the first of $KUBECONFIG's files, else ~/.kube/config; used only if it is a file. */
+    static Path kubeconfig(Function<String, String> env, Path home) {
+        String kubeconfigVar = env.apply("KUBECONFIG");
+        return kubeconfigVar != null && !kubeconfigVar.isBlank() ? Path.of(kubeconfigVar.split(":")[0]) : home.resolve(".kube/config");
+    }
+
     static String describe(Function<String, String> env, Path home, Path serviceAccount) {
         String kubeconfigVar = env.apply("KUBECONFIG");
         boolean fromVar = kubeconfigVar != null && !kubeconfigVar.isBlank();
-        Path kubeconfig = fromVar ? Path.of(kubeconfigVar.split(":")[0]) : home.resolve(".kube/config");
+        Path kubeconfig = kubeconfig(env, home);
         String kubeconfigName = fromVar ? "$KUBECONFIG=" + kubeconfig : "~/.kube/config (" + kubeconfig + ")";
         if (Files.isRegularFile(kubeconfig)) return "no --kubeconfig: " + kubeconfigName;
         List<String> parts = new ArrayList<>();
