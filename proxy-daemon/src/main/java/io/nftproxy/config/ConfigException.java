@@ -72,8 +72,9 @@ public final class ConfigException extends RuntimeException {
      */
     private static String quote(Object v) {
         if (v == null || v instanceof JsonNode n && n.isNull()) return "null";
-        String s = (v instanceof java.time.Duration d ? GoDuration.format(d)
-                : v instanceof JsonNode n ? (n.isValueNode() ? n.asString() : n.toString()) : String.valueOf(v)).replaceAll("[\\p{Cntrl}]", "?");
+        String s = v instanceof java.time.Duration d ? GoDuration.format(d)
+                : v instanceof JsonNode n ? (n.isValueNode() ? n.asString() : n.toString()) : String.valueOf(v);
+        s = s.replaceAll("[\\p{Cntrl}]", "?");
         if (s.length() > 100) s = s.substring(0, 100) + "...";
         return "\"" + s + "\"";
     }

@@ -11,9 +11,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Where a YAML or JSON file stopped parsing and why, in an operator's words: {@code at line 4, column 1: expected ','
- * or ']', but got the end of the document (the flow sequence that starts at line 3, column 11)}, or {@code a tab character at line 4,
- * column 1: YAML indents with spaces}. Built from SnakeYAML's marks (where the problem is; Jackson's own location is
+ * Where a YAML or JSON file stopped parsing and why, in an operator's words: {@code at line 4, column 1: expected
+ * ',' or ']', but got the end of the document (the flow sequence that starts at line 3, column 11)}, or {@code a tab
+ * character at line 4, column 1: YAML indents with spaces}. Built from SnakeYAML's marks (where the problem is; Jackson's own location is
  * the last token it read) or, for JSON, Jackson's location; the parsers' own framing ({@code [Source: ...]}, the
  * quoted source line with a caret, Java class names, the read constraint's getter) never reaches the message.
  *

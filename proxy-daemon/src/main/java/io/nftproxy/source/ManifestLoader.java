@@ -249,8 +249,8 @@ public final class ManifestLoader {
             it.readAll(documents);
         } catch (JacksonException e) {
             String text = new String(bytes, StandardCharsets.UTF_8);
-            if (isJson) return FileLoad.unusable(file, documents.size(), malformed(SyntaxError.of(e, text, 1)));
-            return loadDocumentByDocument(file, text, mapper);
+            FileLoad byDocument = isJson ? null : loadDocumentByDocument(file, text, mapper);
+            return byDocument != null ? byDocument : FileLoad.unusable(file, documents.size(), malformed(SyntaxError.of(e, text, 1)));
         }
         Sink sink = new Sink();
         for (int i = 0; i < documents.size(); i++) {
@@ -268,12 +268,14 @@ public final class ManifestLoader {
      * A YAML file in which some document does not parse, read again one document at a time so that only the broken
      * ones are skipped, each reported with its number and the line and column of the problem. The file stays
      * {@link FileLoad#unusable}, so the daemon keeps the objects of its last good read while the file is being
-     * written; without one (render, or a daemon's first read) the documents that parse are used.
+     * written; without one (render, or a daemon's first read) the documents that parse are used. Null when every
+     * document parses alone (the whole file's error is then none of theirs, a directive say: the file is skipped).
      */
     private FileLoad loadDocumentByDocument(Path file, String text, ObjectMapper mapper) {
         Sink sink = new Sink();
         List<String> lines = text.lines().toList();
         int document = 0;
+        int broken = 0;
         int start = 0;
         for (int i = 0; i <= lines.size(); i++) {
             if (start >= lines.size()) break;
@@ -285,6 +287,7 @@ public final class ManifestLoader {
                 it.readAll(nodes);
             } catch (JacksonException e) {
                 sink.problems.add(LoadProblem.ofFile(file, document, malformed(SyntaxError.of(e, part, start + 1))));
+                broken++;
                 nodes = null;
             }
             // Text before the first "---" that holds nothing (comments) is no document, as in the whole file's read.
@@ -297,7 +300,7 @@ public final class ManifestLoader {
             if (isDocument) document++;
             start = i;
         }
-        return new FileLoad(file, sink.objects, sink.problems, sink.ignored, true);
+        return broken == 0 ? null : new FileLoad(file, sink.objects, sink.problems, sink.ignored, true);
     }
 
     /**
