@@ -31,6 +31,11 @@ public record SyntaxError(int line, int column, String reason) {
     private static final Pattern TOKEN_KIND = Pattern.compile("'<[a-z ]+>'");
     private static final Pattern CONSTRAINT_GETTER = Pattern.compile(", from `[^`]*`");
     private static final Pattern CHAR_CODE = Pattern.compile(" \\(code \\d+\\)");
+    private static final Pattern CTRL_CHAR = Pattern.compile("\\(\\(CTRL-CHAR, code (\\d+)\\)\\)");
+    /** Jackson's advice to turn on one of its features: not the operator's to act on. */
+    private static final Pattern FEATURE_ADVICE = Pattern.compile(": enable `[^`]*` to allow$");
+    /** The location Jackson appends to some messages, with its source (REDACTED) and byte offset: said our way instead. */
+    private static final Pattern SOURCE_LOCATION = Pattern.compile("\\s*(?:at )?\\[Source: .*$");
     private static final Pattern CLASS_PREFIX = Pattern.compile("^(?:[a-z]+\\.)+[A-Z]\\w*(?:Exception|Error): ");
 
     /** The failure of a parse that started at {@code firstLine} of the file (1 unless the text is a later part of it). */
@@ -44,6 +49,9 @@ public record SyntaxError(int line, int column, String reason) {
         reason = reason.lines().findFirst().orElse("").strip();
         reason = CLASS_PREFIX.matcher(reason).replaceFirst("");
         reason = CONSTRAINT_GETTER.matcher(reason).replaceAll("");
+        reason = SOURCE_LOCATION.matcher(reason).replaceFirst("");
+        reason = FEATURE_ADVICE.matcher(reason).replaceFirst("");
+        reason = CTRL_CHAR.matcher(reason).replaceAll(m -> String.format("(the control character U+%04X)", Integer.parseInt(m.group(1))));
         reason = CHAR_CODE.matcher(reason).replaceAll("");
         TokenStreamLocation loc = e.getLocation();
         boolean known = loc != null && loc.getLineNr() > 0;

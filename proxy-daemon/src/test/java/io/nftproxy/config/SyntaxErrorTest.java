@@ -60,6 +60,13 @@ class SyntaxErrorTest {
     }
 
     @Test
+    void jacksonsFeatureAdviceAndCharacterCodesAreSaidInAnOperatorsWords() {
+        assertEquals("at line 1, column 10: Non-standard token '…'", of(JSON, "{\"a\": NaN}", 1).toString());
+        assertEquals("at line 1, column 8: Illegal unquoted character (the control character U+0001): has to be escaped using "
+                + "backslash to be included in string value", of(JSON, "{\"a\": \"\u0001\"}", 1).toString());
+    }
+
+    @Test
     void aReadLimitIsStatedWithoutTheGetterThatHoldsIt() {
         SyntaxError e = of(JSON, "[".repeat(600) + "]".repeat(600), 1);
         assertEquals("Document nesting depth (501) exceeds the maximum allowed (500)", e.reason());
