@@ -93,7 +93,10 @@ public final class ApiServer {
         return dir == null ? Path.of(file) : dir.resolve(file);
     }
 
-    /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
+    /**
+     * Without --kubeconfig, as fabric8 looks: $KUBECONFIG (else ~/.kube/config) when it is a file, checked as
+     * {@link #fromKubeconfig} checks one; else the pod's service account; {@link #origin()} says which.
+     */
     public static ApiServer autoConfigured() {
         Path home = Path.of(System.getenv("HOME") != null ? System.getenv("HOME") : System.getProperty("user.home"));
         // fabric8 would pass over a kubeconfig whose current context leads nowhere to the in-cluster default URL.
