@@ -287,6 +287,26 @@ class RenderCommandTest {
         assertEquals(ExitCodes.INPUT_UNREADABLE, run("render", "--manifests", file.toString(), "--hostname-override", "n1").exit());
     }
 
+    /**
+     * A kubeconfig whose current-context names no context: one line naming the file, the name and the contexts it
+     * has, instead of a connection error about https://kubernetes.default.svc (issue 24). No server is asked.
+     */
+    @Test
+    void aKubeconfigWhoseContextDoesNotExistIsOneLineNamingWhatItHas(@TempDir Path dir) throws IOException {
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "https://192.0.2.1:6443"}}]
+                contexts: [{name: admin@c, context: {cluster: c, user: u}}, {name: proxy@c, context: {cluster: c, user: u}}]
+                current-context: prod
+                users: [{name: u, user: {token: t}}]
+                """);
+        Run r = run("render", "--kubeconfig", kubeconfig.toString(), "--hostname-override", "n1");
+        assertEquals(ExitCodes.INPUT_UNREADABLE, r.exit());
+        assertEquals("nftproxy: --kubeconfig " + kubeconfig + ": current-context \"prod\" is not one of its contexts (admin@c, proxy@c)",
+                r.err().strip());
+    }
+
     @Test
     void helpShowsDefaultsAndExamples() {
         Run r = run("render", "--help");
