@@ -116,7 +116,7 @@ final class DaemonLauncher {
                 ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
                 if (failure != null) {
                     throw new Refused(ExitCodes.API_UNUSABLE, "nftproxy: cannot start: API server " + api.url() + " unusable: "
-                            + failure.detail() + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
+                            + failure.detail() + " (" + api.origin() + ")");
                 }
             } catch (IllegalArgumentException e) {
                 throw new Refused(ExitCodes.INPUT_UNREADABLE, "nftproxy: cannot start: " + e.getMessage());
@@ -240,6 +240,7 @@ final class DaemonLauncher {
                     : ApiServer.of(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
                             .withMasterUrl(master.toString()).build());
         }
+        LOG.info("API server url={} from=\"{}\"", api.url(), api.origin());
         if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }
