@@ -10,7 +10,6 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -156,11 +155,12 @@ public final class Demo implements AutoCloseable {
         // Port 0: no health or metrics server; they would listen in this host's namespace.
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.tableLayout = LAYOUT;
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false, new Renderer(LAYOUT)), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));
