@@ -154,7 +154,7 @@ final class DaemonLauncher {
                             + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
                     config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", wired.nft(),
-                    cmd.nodeOptions.tableLayout.name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
+                    config.tableLayout().cliName(), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
                     detector(config), config.nodePortAddresses(), GoDuration.format(config.minSyncPeriod()),
                     GoDuration.format(config.syncPeriod()));
