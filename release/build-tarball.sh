@@ -34,7 +34,12 @@ esac
 name="nftproxy-$version-linux-$arch"
 
 modules="$(grep -Ev '^[[:space:]]*(#|$)' "$here/jlink-modules.txt" | paste -sd, -)"
-key="$( ("$java_home/bin/java" -version 2>&1; echo "$modules") | sha256sum | cut -c1-16)"
+# --generate-cds-archive: the runtime's base class-data archive (lib/server/classes.jsa), made here once per cached
+# runtime (about 10 s), so that the unpacked tarball and the image start with class-data sharing, and the daemon's
+# own archive (nftproxy-jvm.sh) has a base to extend, with no install.sh run first.
+# No --compress: the tarball's gzip compresses better, and an uncompressed module image starts faster.
+jlink_options="--strip-debug --no-man-pages --no-header-files --generate-cds-archive"
+key="$( ("$java_home/bin/java" -version 2>&1; echo "$modules"; echo "$jlink_options") | sha256sum | cut -c1-16)"
 cache="${NFTPROXY_BUILD_CACHE:-$HOME/.cache/nftproxy}/jlink-runtime-$key"
 runtime="$cache/runtime"
 if [[ -x "$runtime/bin/java" ]]; then
@@ -43,9 +48,9 @@ else
     rm -rf "$cache.partial"
     mkdir -p "$cache.partial"
     start=$SECONDS
-    # No --generate-cds-archive: install.sh makes that archive once on the node, which keeps seconds off every build.
-    # No --compress: the tarball's gzip compresses better, and an uncompressed module image starts faster.
-    "$jlink" --add-modules "$modules" --strip-debug --no-man-pages --no-header-files --output "$cache.partial/runtime"
+    # shellcheck disable=SC2086 # options are words by design
+    "$jlink" --add-modules "$modules" $jlink_options --output "$cache.partial/runtime"
+    [[ -f "$cache.partial/runtime/lib/server/classes.jsa" ]] || { log "jlink made no base class-data archive"; exit 1; }
     rm -rf "$cache"
     mv "$cache.partial" "$cache"
     log "jlink: $((SECONDS - start)) s for $modules"
