@@ -5,6 +5,8 @@
 #   lib/nftproxy/nftproxy-jvm.sh  JVM options
 #   lib/nftproxy/runtime/       a Java runtime made by jlink with the modules of jlink-modules.txt only
 #   share/nftproxy/             the unit, the kernel-module list, the configuration template
+#   deploy/nftproxy.yaml        the DaemonSet route: ServiceAccount, binding, ConfigMap, DaemonSet (runs the image
+#                               build-image.sh makes from this tarball)
 #   install.sh, README.md
 # Called by the release module's package phase:  build-tarball.sh VERSION JAR OUTPUT_DIR
 # jlink takes 10 s to a minute here, the rest of this step a few seconds: the runtime is kept in a cache outside the
@@ -58,7 +60,7 @@ fi
 
 stage="$out/release/$name"
 rm -rf "$out/release"
-mkdir -p "$stage/bin" "$stage/lib/nftproxy" "$stage/share/nftproxy"
+mkdir -p "$stage/bin" "$stage/lib/nftproxy" "$stage/share/nftproxy" "$stage/deploy"
 install -m 0755 "$dist/nftproxy-launcher.sh" "$stage/bin/nftproxy"
 install -m 0644 "$jar" "$stage/lib/nftproxy/nftproxy.jar"
 install -m 0644 "$dist/nftproxy-jvm.sh" "$stage/lib/nftproxy/nftproxy-jvm.sh"
@@ -66,6 +68,7 @@ cp -R "$runtime" "$stage/lib/nftproxy/runtime"
 install -m 0644 "$dist/nftproxy.service" "$dist/nftproxy-modules.conf" "$dist/config.yaml" "$stage/share/nftproxy/"
 install -m 0755 "$here/../systemd/install.sh" "$stage/install.sh"
 install -m 0644 "$here/README.md" "$stage/README.md"
+install -m 0644 "$here/deploy/nftproxy.yaml" "$stage/deploy/nftproxy.yaml"
 
 start=$SECONDS
 tarball="$out/$name.tar.gz"

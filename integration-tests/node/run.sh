@@ -267,7 +267,7 @@ start containerd /usr/bin/containerd --config "$WORK/ctd/config.toml"
 wait_for 60 "containerd" fzx ctr -a "$WORK/ctd/containerd.sock" version
 if [[ "$STOP_AFTER" == runtime ]]; then
   mkdir -p "$WORK/img-root"; echo probe > "$WORK/img-root/probe"
-  python3 "$HERE/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
+  python3 "$HERE/../../release/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$WORK/probe.tar"
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
   log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
