@@ -20,7 +20,9 @@ nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $
     flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
     flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
     if [ "$2" = run ] && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
-        cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
+        # No directory at all without HOME (a bare environment): never one made under / for want of a HOME.
+        cds_dir="${NFTPROXY_CDS_DIR:-}"
+        [ -n "$cds_dir" ] || [ -z "${XDG_CACHE_HOME:-${HOME:-}}" ] || cds_dir="${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy/cds"
         cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"
         cds_archive="$cds_dir/nftproxy-$cds_key.jsa"
         cds_base="$(nftproxy_base_archive "${3:-}")"
@@ -32,6 +34,9 @@ nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $
         elif [ -z "$cds_base" ]; then
             echo "nftproxy: starting without class-data sharing: the Java runtime of ${3:-java} has no base archive" \
                 "(lib/server/classes.jsa; java -Xshare:dump makes one); NFTPROXY_NO_CDS=1 says nothing" >&2
+        elif [ -z "$cds_dir" ]; then
+            echo "nftproxy: starting without class-data sharing: no cache directory (set NFTPROXY_CDS_DIR or HOME;" \
+                "NFTPROXY_NO_CDS=1 says nothing)" >&2
         elif [ -f "$cds_archive" ]; then
             flags="$flags -XX:SharedArchiveFile=$cds_archive"
         elif mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
