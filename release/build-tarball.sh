@@ -72,8 +72,9 @@ install -m 0644 "$here/deploy/nftproxy.yaml" "$stage/deploy/nftproxy.yaml"
 
 start=$SECONDS
 tarball="$out/$name.tar.gz"
-# One tarball in the output: an older version's would be picked up by whoever looks for "the" release.
-rm -f "$out"/nftproxy-*-linux-*.tar.gz
+# One tarball in the output: an older version's would be picked up by whoever looks for "the" release. The image made
+# from an older tarball goes too (build-image.sh makes the new one next).
+rm -f "$out"/nftproxy-*-linux-*.tar.gz "$out"/nftproxy-*-linux-*.oci.tar
 # Owner root and a fixed order, so an unpack as root gives root-owned files and two builds list the same. gzip -1:
 # 2 s instead of 6 here for a tarball 10 % larger.
 tar --sort=name --owner=0 --group=0 --numeric-owner -C "$out/release" -cf - "$name" | gzip -1 >"$tarball.partial"

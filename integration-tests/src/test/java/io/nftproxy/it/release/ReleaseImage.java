@@ -23,12 +23,14 @@ import static org.junit.jupiter.api.Assertions.fail;
  * The release's OCI image archive (release/target/nftproxy-VERSION-linux-ARCH.oci.tar, made by build-image.sh),
  * unpacked as a runtime reads it: index, manifest, config and layer, each found by its digest.
  */
-record ReleaseImage(Path dir, JsonNode index, JsonNode manifest, JsonNode config, Path layer) {
+public record ReleaseImage(Path dir, JsonNode index, JsonNode manifest, JsonNode config, Path layer) {
+    /** The image's entry point: its runtime's java with the launcher's options and {@code -jar} the jar. */
+    public static final List<String> ENTRYPOINT = List.of("/opt/nftproxy/runtime/bin/java", "@/opt/nftproxy/jvm.args");
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String TAR = KernelNamespace.executable("tar").orElse("tar");
 
     /** The one image archive in release/target; the release's package phase must have made it. */
-    static Path find() throws IOException {
+    public static Path find() throws IOException {
         try (Stream<Path> s = Files.list(ReleaseTarball.TARGET)) {
             List<Path> found = s.filter(p -> p.getFileName().toString().matches("nftproxy-.+-linux-[a-z0-9_]+\\.oci\\.tar"))
                     .toList();
@@ -39,7 +41,7 @@ record ReleaseImage(Path dir, JsonNode index, JsonNode manifest, JsonNode config
     }
 
     /** Unpacks {@code archive} into {@code into} and follows index.json to the image's one manifest. */
-    static ReleaseImage open(Path archive, Path into) throws Exception {
+    public static ReleaseImage open(Path archive, Path into) throws Exception {
         ReleaseTarball.Run tar = ReleaseTarball.run(List.of(TAR, "-xf", archive.toString(), "-C", into.toString()),
                 Map.of(), into, 120);
         assertEquals(0, tar.exit(), tar.toString());
@@ -72,7 +74,7 @@ record ReleaseImage(Path dir, JsonNode index, JsonNode manifest, JsonNode config
     }
 
     /** The layer unpacked into {@code root}: the container's file system. */
-    Path unpackLayer(Path root) throws Exception {
+    public Path unpackLayer(Path root) throws Exception {
         Files.createDirectories(root);
         ReleaseTarball.Run tar = ReleaseTarball.run(List.of(TAR, "-xzf", layer.toString(), "-C", root.toString()),
                 Map.of(), root, 120);

@@ -32,7 +32,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ReleaseImageTest {
     private static final Path EXAMPLES = Path.of("..", "examples").toAbsolutePath().normalize();
-    static final List<String> ENTRYPOINT = List.of("/opt/nftproxy/runtime/bin/java", "@/opt/nftproxy/jvm.args");
+    private static final List<String> ENTRYPOINT = ReleaseImage.ENTRYPOINT;
 
     @TempDir
     Path tmp;
