@@ -62,7 +62,7 @@ if [[ "$NODE_PROXY" == nftproxy-daemonset && -z "$STOP_AFTER" ]]; then
   # tarball (deploy/nftproxy.yaml), both made by the release module's package phase; made here first (about a
   # minute) when missing or older than the jar or the release's own files.
   "$REPO/nftproxy" --version >&2   # builds the jar when a source is newer
-  rel_tgz=$(ls "$REPO"/release/target/nftproxy-*-linux-*.tar.gz 2>/dev/null | head -1)
+  rel_tgz=$(ls "$REPO"/release/target/nftproxy-*-linux-*.tar.gz 2>/dev/null | head -1 || true)
   NFTPROXY_IMAGE_TAR=${rel_tgz%.tar.gz}.oci.tar
   if [[ -z "$rel_tgz" || ! -f "$NFTPROXY_IMAGE_TAR" ]] \
       || [[ -n "$(find "$REPO/proxy-daemon/target/nftproxy.jar" "$REPO/release" "$REPO/systemd/src/main/dist" \
