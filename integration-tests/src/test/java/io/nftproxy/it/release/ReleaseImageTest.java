@@ -13,10 +13,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -149,76 +147,31 @@ class ReleaseImageTest {
 
     /**
      * Debian's containerd imports the archive (as CI's node does) and runs it with runc: the entry point with no
-     * arguments prints the help, with {@code --version} the release's version. A containerd of the test's own (its
-     * root, state and socket in the test's directory, the CRI plugin off, in a mount namespace of its own); the
-     * containers get a network namespace of their own.
+     * arguments prints the help, with {@code --version} the release's version. A containerd of the test's own
+     * ({@link TestContainerd}); the containers get a network namespace of their own.
      */
     @Test
     void containerdImportsAndRunsIt() throws Exception {
-        Assumptions.assumeTrue(KernelNamespace.isRoot(), "needs root");
-        Optional<String> containerd = KernelNamespace.executable("containerd");
-        Optional<String> ctr = KernelNamespace.executable("ctr");
-        Optional<String> unshare = KernelNamespace.executable("unshare");
-        Assumptions.assumeTrue(containerd.isPresent() && ctr.isPresent() && unshare.isPresent()
-                && KernelNamespace.executable("runc").isPresent(), "needs containerd, ctr, runc and unshare");
+        String cause = TestContainerd.unavailabilityCause().orElse(null);
+        Assumptions.assumeTrue(cause == null, cause);
         Path tarball = ReleaseTarball.find();
         Path archive = ReleaseImage.find();
-        Path dir = tmp.resolve("ctd");
-        Files.createDirectories(dir);
-        String sock = dir.resolve("sock").toString();
-        Path config = Files.writeString(dir.resolve("config.toml"), "version = 2\n"
-                + "root = \"" + dir.resolve("root") + "\"\nstate = \"" + dir.resolve("state") + "\"\n"
-                + "disabled_plugins = [\"io.containerd.grpc.v1.cri\"]\n"
-                + "[grpc]\n  address = \"" + sock + "\"\n[ttrpc]\n  address = \"" + sock + ".ttrpc\"\n");
-        String namespace = "nftp-relimg-" + ProcessHandle.current().pid();
         String ref = "localhost/nftproxy:" + version(tarball);
-        Process daemon = new ProcessBuilder(unshare.get(), "--mount", "--propagation", "private", containerd.get(),
-                "--config", config.toString()).redirectErrorStream(true).redirectOutput(dir.resolve("containerd.log").toFile()).start();
-        try {
-            List<String> c = List.of(ctr.get(), "-a", sock, "-n", namespace);
-            long deadline = System.nanoTime() + 60_000_000_000L;
-            while (ReleaseTarball.run(concat(c, "version"), Map.of(), tmp, 10).exit() != 0) {
-                assertTrue(daemon.isAlive() && System.nanoTime() < deadline, "containerd did not start: " + Files.readString(dir.resolve("containerd.log")));
-                Thread.sleep(200);
-            }
-            ReleaseTarball.Run imported = ReleaseTarball.run(concat(c, "images", "import", archive.toString()), Map.of(), tmp, 180);
+        try (TestContainerd containerd = TestContainerd.start(tmp.resolve("ctd"), "nftp-relimg-" + ProcessHandle.current().pid())) {
+            ReleaseTarball.Run imported = ReleaseTarball.run(containerd.ctr("images", "import", archive.toString()), Map.of(), tmp, 180);
             assertEquals(0, imported.exit(), imported.toString());
-            ReleaseTarball.Run listed = ReleaseTarball.run(concat(c, "images", "ls", "-q"), Map.of(), tmp, 30);
+            ReleaseTarball.Run listed = ReleaseTarball.run(containerd.ctr("images", "ls", "-q"), Map.of(), tmp, 30);
             assertEquals(List.of(ref), listed.stdout().lines().toList(), listed.toString());
 
-            ReleaseTarball.Run help = ReleaseTarball.run(concat(c, "run", "--rm", ref, "nftp-help"), Map.of(), tmp, 120);
+            ReleaseTarball.Run help = ReleaseTarball.run(containerd.ctr("run", "--rm", ref, "nftp-help"), Map.of(), tmp, 120);
             assertEquals(0, help.exit(), help.toString());
             assertTrue(help.stdout().startsWith("Usage: nftproxy"), help.toString());
-            List<String> versionArgs = new ArrayList<>(concat(c, "run", "--rm", ref, "nftp-version"));
+            List<String> versionArgs = new ArrayList<>(containerd.ctr("run", "--rm", ref, "nftp-version"));
             versionArgs.addAll(ENTRYPOINT);
             versionArgs.add("--version");
             ReleaseTarball.Run v = ReleaseTarball.run(versionArgs, Map.of(), tmp, 120);
             assertEquals(0, v.exit(), v.toString());
             assertTrue(v.stdout().startsWith("nftproxy " + version(tarball) + " (commit "), v.toString());
-        } finally {
-            daemon.destroy();
-            if (!daemon.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) daemon.destroyForcibly().waitFor();
-            removeCgroups(namespace);
-        }
-    }
-
-    private static List<String> concat(List<String> a, String... b) {
-        List<String> out = new ArrayList<>(a);
-        out.addAll(List.of(b));
-        return out;
-    }
-
-    /** runc's cgroups of the containers (/NAMESPACE/ID in each hierarchy), emptied by --rm: removed depth first. */
-    private static void removeCgroups(String namespace) throws IOException {
-        try (Stream<Path> hierarchies = Files.list(Path.of("/sys/fs/cgroup"))) {
-            for (Path h : hierarchies.toList()) {
-                Path mine = Files.isDirectory(h.resolve(namespace)) ? h.resolve(namespace)
-                        : h.getFileName().toString().equals(namespace) ? h : null;
-                if (mine == null) continue;
-                try (Stream<Path> w = Files.walk(mine)) {
-                    for (Path d : w.filter(Files::isDirectory).sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(d);
-                }
-            }
         }
     }
 

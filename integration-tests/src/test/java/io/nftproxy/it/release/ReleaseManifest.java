@@ -16,15 +16,15 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** The release's DaemonSet manifest (release/deploy/nftproxy.yaml): its placeholders, filled in, and its documents. */
-final class ReleaseManifest {
-    static final Path SOURCE = Path.of("..", "release", "deploy", "nftproxy.yaml").toAbsolutePath().normalize();
+public final class ReleaseManifest {
+    public static final Path SOURCE = Path.of("..", "release", "deploy", "nftproxy.yaml").toAbsolutePath().normalize();
     /** What an operator (and CI) fills in: a name in capitals between two @ signs. */
     static final Pattern PLACEHOLDER = Pattern.compile("@([A-Z_]+)@");
 
     private ReleaseManifest() {}
 
     /** The names of the placeholders in {@code text}. */
-    static Set<String> placeholders(String text) {
+    public static Set<String> placeholders(String text) {
         Set<String> names = new TreeSet<>();
         Matcher m = PLACEHOLDER.matcher(text);
         while (m.find()) names.add(m.group(1));
@@ -32,14 +32,14 @@ final class ReleaseManifest {
     }
 
     /** {@code text} with each {@code @NAME@} replaced by {@code values.get(NAME)}, as sed does in the README and run.sh. */
-    static String fill(String text, Map<String, String> values) {
+    public static String fill(String text, Map<String, String> values) {
         String out = text;
         for (Map.Entry<String, String> v : values.entrySet()) out = out.replace("@" + v.getKey() + "@", v.getValue());
         return out;
     }
 
     /** The YAML documents of {@code text}, in order. */
-    static List<JsonNode> documents(String text) throws IOException {
+    public static List<JsonNode> documents(String text) throws IOException {
         List<JsonNode> docs = new ArrayList<>();
         try (MappingIterator<JsonNode> it = YAMLMapper.builder().build().readerFor(JsonNode.class).readValues(text)) {
             it.readAll(docs);
@@ -48,11 +48,11 @@ final class ReleaseManifest {
     }
 
     /** The one document of {@code kind}. */
-    static JsonNode ofKind(List<JsonNode> docs, String kind) {
+    public static JsonNode ofKind(List<JsonNode> docs, String kind) {
         List<JsonNode> found = docs.stream().filter(d -> kind.equals(d.path("kind").asString())).toList();
         if (found.size() != 1) throw new AssertionError("one " + kind + " in the manifest, found " + found.size());
         return found.get(0);
     }
 
-    static String read() throws IOException { return Files.readString(SOURCE); }
+    public static String read() throws IOException { return Files.readString(SOURCE); }
 }
