@@ -1,0 +1,299 @@
+package io.nftproxy.it.api;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.monitor.OwnProcesses;
+import io.nftproxy.netlink.nft.NftClient;
+import io.nftproxy.netlink.nft.NftClients;
+import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
+import io.nftproxy.source.KubernetesSource;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.systemd.SdNotify;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Faults between the daemon and a real kube-apiserver holding 1,000 Services of two endpoints (stored through etcd,
+ * {@link StoredServices}), injected by a {@link FaultRelay} or done to the API server and etcd themselves. Each test
+ * asserts that the daemon stayed up, what /livez and /healthz said during the fault, and that once the fault
+ * cleared the kernel's whole IPv4 table equals the render of the API server's final state ({@link ClusterRender})
+ * within a stated time. docs/faults.md lists the faults with the times measured here.
+ *
+ * <p>The daemon runs in this JVM, its kernel is a throwaway network namespace. The API server runs without a watch
+ * cache, so a watch resuming at a compacted resource version gets 410 from etcd. One API server serves every test;
+ * each test's changes use names of their own, and the final comparison covers every object, whoever wrote it.
+ */
+class ApiFaultsTest {
+    private static final String NODE = "node-1";
+    private static final String NS = "nftp-faults";
+    private static final int SERVICES = 1_000;
+    /** Short, so a dead watch is noticed within seconds (production: 15 s). */
+    private static final Duration LAG_PROBE = Duration.ofSeconds(2);
+    private static final AtomicInteger NAMES = new AtomicInteger();
+    private static ApiServerProcess api;
+    private static KubernetesClient admin;
+
+    private final List<AutoCloseable> cleanup = new ArrayList<>();
+    private KernelNamespace node;
+    private FaultRelay relay;
+    private ProxyDaemon daemon;
+    private KubernetesSource source;
+    private ProxyConfig config;
+
+    @BeforeAll
+    static void startApiServerWithAThousandServices() throws Exception {
+        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
+        if (cause != null) System.out.println("SKIPPED ApiFaultsTest: " + cause);
+        Assumptions.assumeTrue(cause == null, cause);
+        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(),
+                ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
+        admin = RealApiServerTest.client(api.adminKubeconfig());
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
+        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
+        long ms = StoredServices.create(api, admin, NS, SERVICES, ApiFaultsTest::endpoints);
+        System.out.printf("faults: %d services x 2 endpoints stored in %d ms%n", SERVICES, ms);
+    }
+
+    @AfterAll
+    static void stopApiServer() throws IOException {
+        if (admin != null) admin.close();
+        if (api != null) api.close();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (daemon != null) daemon.close();
+        if (relay != null) relay.close();
+        for (int i = cleanup.size() - 1; i >= 0; i--) cleanup.get(i).close();
+        if (node != null) node.close();
+        if (api != null && !api.apiServerRunning()) api.startApiServer();
+    }
+
+    private static List<String> endpoints(int n) {
+        return List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1), "10.252." + (n / 100) + "." + (n % 100 * 2 + 2));
+    }
+
+    // ---------------------------------------------------------------- faults
+
+    /**
+     * Fault 1: the API server is SIGKILLed while it sends the daemon its first list of Services (the relay cuts that
+     * response after 4 KiB), and comes back 5 s later. Meanwhile nothing is programmed, /livez says 200 and /healthz
+     * 503; once the server is back the first sync programs the whole cluster.
+     */
+    @Test
+    void apiServerKilledInTheMiddleOfTheFirstListAndBroughtBack() throws Exception {
+        prepareNode("kill1st");
+        relay.trapFirstResponse("GET /api/v1/services?", () -> {
+            try {
+                api.killApiServer();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        startDaemon();
+        await("the first list of Services was cut", Duration.ofSeconds(60), relay::trapFired);
+        long killed = System.nanoTime();
+        for (int i = 0; i < 10; i++) {
+            assertEquals(200, status("/livez"), "/livez while the API server is dead");
+            assertEquals(503, status("/healthz"), "/healthz before any complete sync");
+            assertFalse(node.nftOut("list", "tables").contains("kube-proxy"), "a partial first sync was programmed");
+            Thread.sleep(500);
+        }
+        assertFalse(source.problems().isEmpty(), "the daemon knows the API server is unusable");
+        System.out.println("faults: killed mid first list; problems while down: " + new TreeSet<>(source.problems().values()));
+
+        api.startApiServer();
+        long up = System.nanoTime();
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(90)), "first sync after the API server came back");
+        long synced = ms(up);
+        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(30));
+        assertEquals(200, status("/healthz"));
+        System.out.printf("faults: killed mid first list: API server down %d ms; first sync %d ms after it was ready; "
+                + "whole table equal to the render %d ms later%n", (up - killed) / 1_000_000, synced, matched);
+    }
+
+    /**
+     * Fault 2: etcd compacted past every resource version the daemon's watches hold, then the API server restarted,
+     * so every watch resumes at a compacted revision and gets 410 Gone at once. Each kind is listed again; changes
+     * made before the compaction and after the restart all arrive. (DaemonAgainstApiServerTest covers one 410 after
+     * a disconnection at a few Services.)
+     */
+    @Test
+    void everyWatchGets410AtOnceAfterCompaction() throws Exception {
+        prepareNode("gone");
+        startDaemon();
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
+        String a = newService(3);
+        deleteService(1);
+        moveEndpoints(2, "10.253.2.1");
+        // Something the daemon does not watch, so the compaction revision is past every resource version it holds.
+        admin.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata().withName("bump-" + NAMES.incrementAndGet())
+                .endMetadata().build()).create();
+        int before = relay.requests().size();
+        long compacted = api.compactEtcd();
+        long t0 = System.nanoTime();
+        api.stopApiServer();
+        assertEquals(200, status("/livez"), "/livez while the API server is down");
+        assertEquals(200, status("/healthz"), "/healthz: the table is right for the last state the daemon knew");
+        api.startApiServer();
+        newService(2);
+        deleteService(4);
+        long up = System.nanoTime();
+        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(60));
+        List<String> after = relay.requests().subList(before, relay.requests().size());
+        for (String list : List.of("GET /api/v1/services?limit=", "GET /apis/discovery.k8s.io/v1/endpointslices?limit=", "GET /api/v1/nodes?limit=")) {
+            assertTrue(after.stream().anyMatch(l -> l.startsWith(list)), "listed again: " + list + " in " + after);
+        }
+        assertEquals(200, status("/healthz"));
+        System.out.printf("faults: compacted to %d, API server restarted (down %d ms): every watch listed again; "
+                + "whole table (with %s) equal to the render %d ms after the restart%n", compacted, (up - t0) / 1_000_000, a, ms(up));
+        assertTrue(matched >= 0);
+    }
+
+    /**
+     * Fault 4: the API server answers 429, then 500, then 503 (20 s each, through the relay, which also resets the
+     * open watches when each starts), while Services and slices change on the real API server. The kernel keeps its
+     * table, /livez and /healthz say 200 (what the daemon knows is programmed), the source names the HTTP status; when
+     * the answers are good again every change arrives.
+     */
+    @Test
+    void errorsFromTheApiServerForAMinuteLoseNoChange() throws Exception {
+        prepareNode("errors");
+        startDaemon();
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
+        ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(30));
+        String table = node.listTableText(IpFamily.IPV4);
+        int k = 10;
+        for (int code : new int[] {429, 500, 503}) {
+            relay.answer(code);
+            long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            newService(2);
+            deleteService(k++);
+            moveEndpoints(k++, "10.253." + (code % 256) + ".1");
+            boolean named = false;
+            while (System.nanoTime() < end) {
+                assertEquals(200, status("/livez"), "/livez while the API server answers " + code);
+                assertEquals(200, status("/healthz"), "/healthz while the API server answers " + code);
+                named |= source.problems().values().stream().anyMatch(p -> p.contains("HTTP " + code));
+                Thread.sleep(1_000);
+            }
+            assertTrue(named, "the source named HTTP " + code + ": " + source.problems());
+            assertEquals(table, node.listTableText(IpFamily.IPV4), "the table changed while the API server answered " + code);
+        }
+        long answered = relay.requests().stream().filter(l -> !l.contains("watch=1")).count();
+        relay.pass();
+        long t0 = System.nanoTime();
+        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(60));
+        System.out.printf("faults: 60 s of 429/500/503 (%d requests seen): whole table equal to the render %d ms after the "
+                + "API server answered again%n", answered, ms(t0));
+        assertTrue(matched >= 0);
+    }
+
+    // ---------------------------------------------------------------- cluster changes, made on the API server directly
+
+    /** A new Service of {@code endpoints} endpoints (and its slice); returns its name. */
+    private static String newService(int endpoints) {
+        int n = NAMES.incrementAndGet();
+        String name = "f" + n;
+        List<String> ips = new ArrayList<>();
+        for (int e = 0; e < endpoints; e++) ips.add("10.254." + (n % 250) + "." + (e + 1));
+        admin.services().inNamespace(NS).resource(ApiServices.clusterIP(NS, name, 80, 8080)).create();
+        admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, name, name + "-1", 8080, ips)).create();
+        return name;
+    }
+
+    private static void deleteService(int k) {
+        admin.services().inNamespace(NS).withName("s" + k).delete();
+        admin.discovery().v1().endpointSlices().inNamespace(NS).withName("s" + k + "-1").delete();
+    }
+
+    private static void moveEndpoints(int k, String ip) {
+        admin.discovery().v1().endpointSlices().inNamespace(NS).withName("s" + k + "-1").edit(s -> new EndpointSliceBuilder(s)
+                .withEndpoints().addNewEndpoint().withAddresses(ip).withNewConditions().withReady(true).endConditions().endEndpoint().build());
+    }
+
+    // ---------------------------------------------------------------- daemon
+
+    private void prepareNode(String tag) throws Exception {
+        node = KernelNamespace.create(tag);
+        node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
+        relay = new FaultRelay(api.url(), api.certificates());
+    }
+
+    /** The daemon, reaching the API server through the relay; returns without waiting for its first sync. */
+    private void startDaemon() throws Exception {
+        Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
+        cleanup.add(() -> Files.deleteIfExists(kubeconfig));
+        Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), relay.url().toString()));
+        ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+        b.hostnameOverride = NODE;
+        b.clusterCidrs = List.of(IpPrefix.parse("10.240.0.0/16"));
+        try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            b.healthzBindAddress = new InetSocketAddress("127.0.0.1", free.getLocalPort());
+        }
+        b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.kubeconfig = kubeconfig;
+        config = b.build().validate();
+        OwnProcesses own = OwnProcesses.thisProcess();
+        NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false,
+                new Renderer(TableLayout.DEFAULT)), nft, own, new SdNotify(Map.of()), Clock.systemUTC());
+        daemon.start(store -> {
+            source = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE, KubernetesSource.DEFAULT_NODE_WAIT);
+            source.start(NODE);
+            return source;
+        });
+    }
+
+    private int status(String path) throws Exception {
+        InetSocketAddress a = daemon.serverAddresses().get(0);
+        HttpResponse<Void> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.getPort() + path))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding());
+        return r.statusCode();
+    }
+
+    private static void await(String what, Duration limit, java.util.function.BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new AssertionError(what + ": not within " + limit.toSeconds() + " s");
+            Thread.sleep(20);
+        }
+    }
+
+    private static long ms(long t0) { return (System.nanoTime() - t0) / 1_000_000; }
+}
