@@ -65,6 +65,7 @@ class ApiFaultsTest {
     /** Short, so a dead watch is noticed within seconds (production: 15 s). */
     private static final Duration LAG_PROBE = Duration.ofSeconds(2);
     private static final AtomicInteger NAMES = new AtomicInteger();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
@@ -74,6 +75,7 @@ class ApiFaultsTest {
     private ProxyDaemon daemon;
     private KubernetesSource source;
     private ProxyConfig config;
+    private TableLayout layout = TableLayout.DEFAULT;
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
@@ -141,7 +143,7 @@ class ApiFaultsTest {
         long up = System.nanoTime();
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(90)), "first sync after the API server came back");
         long synced = ms(up);
-        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(30));
+        long matched = render().await(node, Duration.ofSeconds(30));
         assertEquals(200, status("/healthz"));
         System.out.printf("faults: killed mid first list: API server down %d ms; first sync %d ms after it was ready; "
                 + "whole table equal to the render %d ms later%n", (up - killed) / 1_000_000, synced, matched);
@@ -161,9 +163,12 @@ class ApiFaultsTest {
         String a = newService(3);
         deleteService(1);
         moveEndpoints(2, "10.253.2.1");
-        // Something the daemon does not watch, so the compaction revision is past every resource version it holds.
-        admin.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata().withName("bump-" + NAMES.incrementAndGet())
-                .endMetadata().build()).create();
+        // Two writes the daemon does not watch: a watch from resource version R starts at R + 1, so the compaction
+        // revision must be past that for every kind.
+        for (int i = 0; i < 2; i++) {
+            admin.configMaps().inNamespace(NS).resource(new ConfigMapBuilder().withNewMetadata().withName("bump-" + NAMES.incrementAndGet())
+                    .endMetadata().build()).create();
+        }
         int before = relay.requests().size();
         long compacted = api.compactEtcd();
         long t0 = System.nanoTime();
@@ -174,10 +179,10 @@ class ApiFaultsTest {
         newService(2);
         deleteService(4);
         long up = System.nanoTime();
-        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(60));
-        List<String> after = relay.requests().subList(before, relay.requests().size());
+        long matched = render().await(node, Duration.ofSeconds(60));
         for (String list : List.of("GET /api/v1/services?limit=", "GET /apis/discovery.k8s.io/v1/endpointslices?limit=", "GET /api/v1/nodes?limit=")) {
-            assertTrue(after.stream().anyMatch(l -> l.startsWith(list)), "listed again: " + list + " in " + after);
+            await("listed again after 410: " + list, Duration.ofSeconds(30), () -> relay.requests().subList(before, relay.requests().size())
+                    .stream().anyMatch(l -> l.startsWith(list)));
         }
         assertEquals(200, status("/healthz"));
         System.out.printf("faults: compacted to %d, API server restarted (down %d ms): every watch listed again; "
@@ -196,7 +201,7 @@ class ApiFaultsTest {
         prepareNode("errors");
         startDaemon();
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
-        ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(30));
+        render().await(node, Duration.ofSeconds(30));
         String table = node.listTableText(IpFamily.IPV4);
         int k = 10;
         for (int code : new int[] {429, 500, 503}) {
@@ -215,12 +220,175 @@ class ApiFaultsTest {
             assertTrue(named, "the source named HTTP " + code + ": " + source.problems());
             assertEquals(table, node.listTableText(IpFamily.IPV4), "the table changed while the API server answered " + code);
         }
-        long answered = relay.requests().stream().filter(l -> !l.contains("watch=1")).count();
+        long answered = relay.answered();
         relay.pass();
         long t0 = System.nanoTime();
-        long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.DEFAULT, node).await(node, Duration.ofSeconds(60));
-        System.out.printf("faults: 60 s of 429/500/503 (%d requests seen): whole table equal to the render %d ms after the "
+        long matched = render().await(node, Duration.ofSeconds(60));
+        System.out.printf("faults: 60 s of 429/500/503 (%d requests answered with an error): whole table equal to the render %d ms after the "
                 + "API server answered again%n", answered, ms(t0));
+        assertTrue(matched >= 0);
+    }
+
+    /**
+     * Fault 5: {@code nftproxy run} (a child JVM, fast layout, so the cold start of 1,000 Services is over the
+     * command budget and cut into several transactions) is SIGKILLed between two parts of its cold start: its
+     * {@code nft} (exec mode, first on PATH) kills its parent when asked to apply a part of the IPv4 table while an
+     * earlier part is already in the kernel. A new daemon (libnftables) reads the partial table back and completes it.
+     */
+    @Test
+    void daemonSigkilledBetweenThePartsOfItsColdStartCompletesTheTableWhenStartedAgain() throws Exception {
+        node = KernelNamespace.create("sigkill");
+        node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
+        Path bin = Files.createTempDirectory("nftp-faults-bin-");
+        cleanup.add(() -> deleteTree(bin));
+        String realNft = KernelNamespace.executable("nft").orElseThrow();
+        Path nft = bin.resolve("nft");
+        Files.writeString(nft, """
+                #!/bin/sh
+                # A part of table ip kube-proxy while an earlier part is committed: SIGKILL the daemon (our parent).
+                if [ "$1" = "-f" ] && [ "$2" = "-" ]; then
+                  script=$(cat; echo x)
+                  if printf '%s' "$script" | grep -q ' ip kube-proxy' && REAL list table ip kube-proxy >/dev/null 2>&1; then
+                    kill -9 "$PPID"
+                    sleep 10
+                    exit 1
+                  fi
+                  printf '%s' "${script%x}" | exec REAL "$@"
+                fi
+                exec REAL "$@"
+                """.replace("REAL", realNft));
+        Files.setPosixFilePermissions(nft, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (io.nftproxy.netlink.NetnsThread inNode = io.nftproxy.netlink.NetnsThread.start(node.name())) {
+            ServerSocket listener = inNode.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+            ApiRelay pass = new ApiRelay(api.url(), listener);
+            cleanup.add(pass);
+            Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
+            cleanup.add(() -> Files.deleteIfExists(kubeconfig));
+            Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), pass.url().toString()));
+            String[] args = {"--kubeconfig", kubeconfig.toString(), "--hostname-override", NODE, "--cluster-cidr", "10.240.0.0/16",
+                    "--table-layout", "fast", "--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249"};
+            List<String> killedArgs = new ArrayList<>(List.of(args));
+            killedArgs.addAll(List.of("--nft-mode", "exec"));
+            long t0 = System.nanoTime();
+            int exit;
+            try (io.nftproxy.it.daemon.DaemonProcess first = io.nftproxy.it.daemon.DaemonProcess.start(node, java -> java,
+                    Map.of("PATH", bin + ":" + System.getenv("PATH")), killedArgs.toArray(String[]::new))) {
+                exit = first.awaitExit(Duration.ofSeconds(120));
+                assertEquals(137, exit, "the first daemon was SIGKILLed mid cold start:\n" + first.log());
+            }
+            long killedAt = ms(t0);
+            int partial = KernelDispatch.all(io.nftproxy.readback.KernelTableParser.parse(node.listTable(IpFamily.IPV4))).size();
+            assertTrue(partial < SERVICES, "the kill left a partial table: " + partial + " Services dispatched");
+
+            ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+            b.hostnameOverride = NODE;
+            b.clusterCidrs = List.of(IpPrefix.parse("10.240.0.0/16"));
+            config = b.build().validate();
+            long t1 = System.nanoTime();
+            try (io.nftproxy.it.daemon.DaemonProcess second = io.nftproxy.it.daemon.DaemonProcess.start(node, java -> java, Map.of(), args)) {
+                await("the restarted daemon's /healthz says 200", Duration.ofSeconds(90), () -> healthzInNode(node) == 200 || !second.alive());
+                assertTrue(second.alive(), second::log);
+                long healthy = ms(t1);
+                long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.FAST, node).await(node, Duration.ofSeconds(30));
+                assertTrue(second.alive(), second::log);
+                System.out.printf("faults: SIGKILL mid cold start %d ms after the start, %d of %d Services in the kernel; "
+                        + "restarted daemon healthy %d ms after its start, whole table equal to the render %d ms later%n",
+                        killedAt, partial, SERVICES, healthy, matched);
+            }
+        }
+    }
+
+    private static int healthzInNode(KernelNamespace ns) {
+        try {
+            KernelNamespace.Result r = ns.exec(Duration.ofSeconds(10), null, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                    "--max-time", "3", "http://127.0.0.1:10256/healthz");
+            return Integer.parseInt(r.stdout().strip());
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (var s = Files.walk(root)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+
+    /**
+     * Fault 6: every call into nft hangs for 15 s (a libnftables call that does not return), while a Service is
+     * added on the API server. /healthz and /livez turn 503 within seconds, naming the wait; once nft answers again
+     * the change is programmed and both say 200. (HangingNftKernelTest covers an nft that hangs at start, in exec mode.)
+     */
+    @Test
+    void nftHangingAfterTheFirstSyncTurnsHealthzAndLosesNoChange() throws Exception {
+        prepareNode("nfthang");
+        FaultyNft[] nft = new FaultyNft[1];
+        startDaemon(TableLayout.DEFAULT, Clock.systemUTC(), real -> nft[0] = new FaultyNft(real));
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
+        render().await(node, Duration.ofSeconds(30));
+        nft[0].stall();
+        long t0 = System.nanoTime();
+        String added = newService(2);
+        String[] body = new String[1];
+        await("/healthz says 503 naming the hanging nft", Duration.ofSeconds(30), () -> {
+            try {
+                HttpResponse<String> r = get("/healthz");
+                body[0] = r.body();
+                return r.statusCode() == 503 && r.body().contains("waiting for nft");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        long unhealthy = ms(t0);
+        // /livez follows /healthz once a sync happened (as kube-proxy's does): a liveness probe restarts a daemon
+        // whose nft call never returns, the one remedy for a hung library call.
+        while (ms(t0) < 15_000) {
+            assertEquals(503, status("/livez"), "/livez while nft hangs");
+            assertEquals(503, status("/healthz"), "/healthz while nft hangs");
+            Thread.sleep(1_000);
+        }
+        nft[0].release();
+        long t1 = System.nanoTime();
+        long matched = render().await(node, Duration.ofSeconds(30));
+        await("/healthz 200 again", Duration.ofSeconds(10), () -> {
+            try {
+                return status("/healthz") == 200;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        System.out.printf("faults: nft hung 15 s: /healthz 503 after %d ms (%s); whole table (with %s) equal to the render %d ms "
+                + "after nft answered again%n", unhealthy, body[0].strip().replace('\n', ' '), added, ms(t1));
+        assertTrue(matched >= 0);
+    }
+
+    /**
+     * Fault 10: the wall clock steps back an hour right after a sync flushed a deleted Service's chains (the fast
+     * layout has chains per Service), before their grace ran out. The flushed chains must still go within seconds,
+     * and later changes must arrive; /healthz and /livez stay 200.
+     */
+    @Test
+    void wallClockSteppedBackAnHourDelaysNothing() throws Exception {
+        prepareNode("clock");
+        SteppedClock clock = new SteppedClock();
+        FaultyNft[] nft = new FaultyNft[1];
+        startDaemon(TableLayout.FAST, clock, real -> nft[0] = new FaultyNft(real));
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
+        render().await(node, Duration.ofSeconds(30));
+        nft[0].afterCommitOf("flush chain ip kube-proxy service-", () -> clock.step(Duration.ofHours(-1)));
+        deleteService(20);
+        await("a deleted Service's chains were flushed", Duration.ofSeconds(30), nft[0]::fired);
+        long t0 = System.nanoTime();
+        long matched = render().await(node, Duration.ofSeconds(15));
+        assertEquals(200, status("/livez"), "/livez after the clock stepped back");
+        assertEquals(200, status("/healthz"), "/healthz after the clock stepped back");
+        String added = newService(2);
+        deleteService(21);
+        long t1 = System.nanoTime();
+        render().await(node, Duration.ofSeconds(15));
+        assertEquals(200, status("/healthz"));
+        System.out.printf("faults: clock stepped back 1 h between a flush and its chains' delete: whole table equal to the render "
+                + "%d ms after the step; later changes (%s added, s21 deleted) %d ms%n", ms(t0), added, ms(t1));
         assertTrue(matched >= 0);
     }
 
@@ -255,8 +423,14 @@ class ApiFaultsTest {
         relay = new FaultRelay(api.url(), api.certificates());
     }
 
-    /** The daemon, reaching the API server through the relay; returns without waiting for its first sync. */
-    private void startDaemon() throws Exception {
+    private void startDaemon() throws Exception { startDaemon(TableLayout.DEFAULT, Clock.systemUTC(), nft -> nft); }
+
+    /**
+     * The daemon, reaching the API server through the relay, writing the kernel through {@code wrap} of the real
+     * client, reading the time from {@code clock}; returns without waiting for its first sync.
+     */
+    private void startDaemon(TableLayout layout, Clock clock, java.util.function.UnaryOperator<NftClient> wrap) throws Exception {
+        this.layout = layout;
         Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
         cleanup.add(() -> Files.deleteIfExists(kubeconfig));
         Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), relay.url().toString()));
@@ -270,9 +444,9 @@ class ApiFaultsTest {
         b.kubeconfig = kubeconfig;
         config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
+        NftClient nft = wrap.apply(NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client());
         daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false,
-                new Renderer(TableLayout.DEFAULT)), nft, own, new SdNotify(Map.of()), Clock.systemUTC());
+                new Renderer(layout)), nft, own, new SdNotify(Map.of()), clock);
         daemon.start(store -> {
             source = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE, KubernetesSource.DEFAULT_NODE_WAIT);
             source.start(NODE);
@@ -280,18 +454,96 @@ class ApiFaultsTest {
         });
     }
 
-    private int status(String path) throws Exception {
+    private int status(String path) throws Exception { return get(path).statusCode(); }
+
+    private HttpResponse<String> get(String path) throws Exception {
         InetSocketAddress a = daemon.serverAddresses().get(0);
-        HttpResponse<Void> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.getPort() + path))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding());
-        return r.statusCode();
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + a.getPort() + path))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private ClusterRender render() throws Exception { return ClusterRender.of(api.proxyKubeconfig(), config, layout, node); }
+
+    /**
+     * The real kernel client with two faults to inject: every call can be made to hang (as a libnftables call that
+     * never returns) until released, and an action can run right after the first transaction whose script contains
+     * a given text was committed.
+     */
+    private static final class FaultyNft implements NftClient {
+        private final NftClient delegate;
+        private volatile java.util.concurrent.CountDownLatch stall;
+        private volatile String trigger;
+        private volatile Runnable action;
+
+        FaultyNft(NftClient delegate) { this.delegate = delegate; }
+
+        void stall() { stall = new java.util.concurrent.CountDownLatch(1); }
+
+        void release() {
+            java.util.concurrent.CountDownLatch l = stall;
+            stall = null;
+            if (l != null) l.countDown();
+        }
+
+        void afterCommitOf(String text, Runnable then) {
+            action = then;
+            trigger = text;
+        }
+
+        boolean fired() { return trigger == null && action == null; }
+
+        private void hang() {
+            java.util.concurrent.CountDownLatch l = stall;
+            if (l == null) return;
+            try {
+                if (!l.await(5, java.util.concurrent.TimeUnit.MINUTES)) throw new IllegalStateException("stalled for 5 minutes");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override public void apply(io.nftproxy.nft.Transaction tx) {
+            hang();
+            delegate.apply(tx);
+            String t = trigger;
+            if (t != null && tx.script(delegate.capabilities()).contains(t)) {
+                Runnable a = action;
+                trigger = null;
+                action = null;
+                a.run();
+            }
+        }
+
+        @Override public String listTableJson(IpFamily family) {
+            hang();
+            return delegate.listTableJson(family);
+        }
+
+        @Override public io.nftproxy.nft.Capabilities capabilities() { return delegate.capabilities(); }
+
+        @Override public String describe() { return "stalling " + delegate.describe(); }
+
+        @Override public void close() { delegate.close(); }
+    }
+
+    /** The system clock plus an offset a test can step. */
+    private static final class SteppedClock extends Clock {
+        private volatile Duration offset = Duration.ZERO;
+
+        void step(Duration by) { offset = offset.plus(by); }
+
+        @Override public java.time.ZoneId getZone() { return java.time.ZoneOffset.UTC; }
+
+        @Override public Clock withZone(java.time.ZoneId zone) { return this; }
+
+        @Override public java.time.Instant instant() { return java.time.Instant.now().plus(offset); }
     }
 
     private static void await(String what, Duration limit, java.util.function.BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) throw new AssertionError(what + ": not within " + limit.toSeconds() + " s");
-            Thread.sleep(20);
+            Thread.sleep(50);
         }
     }
 

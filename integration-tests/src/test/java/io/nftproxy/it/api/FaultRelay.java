@@ -39,6 +39,7 @@ final class FaultRelay implements AutoCloseable {
     private final List<Socket> open = new CopyOnWriteArrayList<>();
     private final List<String> requests = new CopyOnWriteArrayList<>();
     private final Object gate = new Object();
+    private final java.util.concurrent.atomic.AtomicLong answered = new java.util.concurrent.atomic.AtomicLong();
     private volatile Mode mode = Mode.PASS;
     private volatile int status;
     private volatile long delayMillis;
@@ -70,6 +71,9 @@ final class FaultRelay implements AutoCloseable {
 
     /** The request lines seen so far ({@code GET /api/v1/services?limit=5000 HTTP/1.1}), answered or relayed. */
     List<String> requests() { return List.copyOf(requests); }
+
+    /** How many requests the relay answered with an injected error. */
+    long answered() { return answered.get(); }
 
     void drop() {
         mode = Mode.DROP;
@@ -184,6 +188,7 @@ final class FaultRelay implements AutoCloseable {
             out.write(response.getBytes(StandardCharsets.ISO_8859_1));
             out.write(body);
             out.flush();
+            answered.incrementAndGet();
         } catch (IOException gone) {
             // the client gave up first
         }
