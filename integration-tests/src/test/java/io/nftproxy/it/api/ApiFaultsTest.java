@@ -258,15 +258,8 @@ class ApiFaultsTest {
                 exec REAL "$@"
                 """.replace("REAL", realNft));
         Files.setPosixFilePermissions(nft, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-        try (io.nftproxy.netlink.NetnsThread inNode = io.nftproxy.netlink.NetnsThread.start(node.name())) {
-            ServerSocket listener = inNode.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
-            ApiRelay pass = new ApiRelay(api.url(), listener);
-            cleanup.add(pass);
-            Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
-            cleanup.add(() -> Files.deleteIfExists(kubeconfig));
-            Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), pass.url().toString()));
-            String[] args = {"--kubeconfig", kubeconfig.toString(), "--hostname-override", NODE, "--cluster-cidr", "10.240.0.0/16",
-                    "--table-layout", "fast", "--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249"};
+        {
+            String[] args = childArgs("fast");
             List<String> killedArgs = new ArrayList<>(List.of(args));
             killedArgs.addAll(List.of("--nft-mode", "exec"));
             long t0 = System.nanoTime();
@@ -296,6 +289,74 @@ class ApiFaultsTest {
                         killedAt, partial, SERVICES, healthy, matched);
             }
         }
+    }
+
+    /**
+     * Fault 8: /proc/sys read-only for the daemon alone (a mount namespace of its own with /proc/sys remounted
+     * read-only). When a conntrack sysctl must change, {@code run} exits at start naming it (kube-proxy fails the
+     * same way; only an operator can fix it) and programs nothing; once the sysctls hold the wanted values (as
+     * {@code run --init-only} in a privileged init container leaves them) it runs with /proc/sys read-only.
+     */
+    @Test
+    void readOnlyProcSysExitsNamingTheSysctlOrRunsOnceTheValuesAreSet() throws Exception {
+        node = KernelNamespace.create("rosys");
+        node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
+        String[] args = childArgs("flat");
+        java.util.function.UnaryOperator<List<String>> readOnlyProcSys = java -> {
+            List<String> argv = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    "mount --bind /proc/sys /proc/sys && mount -o remount,bind,ro /proc/sys && exec \"$@\"", "sh"));
+            argv.addAll(java);
+            return argv;
+        };
+        long t0 = System.nanoTime();
+        String log;
+        int exit;
+        try (io.nftproxy.it.daemon.DaemonProcess d = io.nftproxy.it.daemon.DaemonProcess.start(node, readOnlyProcSys, Map.of(), args)) {
+            exit = d.awaitExit(Duration.ofSeconds(90));
+            log = d.log();
+        }
+        System.out.printf("faults: read-only /proc/sys: exit %d after %d ms: %s%n", exit, ms(t0),
+                log.lines().filter(l -> l.contains("conntrack")).findFirst().orElse(log));
+        assertTrue(exit == 1 || exit == 4, "exit code for an unwritable sysctl (1, or 4 for permission denied):\n" + log);
+        assertTrue(log.contains("nf_conntrack_tcp_timeout"), "the sysctl is named:\n" + log);
+        assertFalse(node.nftOut("list", "tables").contains("kube-proxy"), "nothing programmed");
+
+        List<String> initOnly = new ArrayList<>(List.of(args));
+        initOnly.add("--init-only");
+        try (io.nftproxy.it.daemon.DaemonProcess init = io.nftproxy.it.daemon.DaemonProcess.start(node, java -> java, Map.of(),
+                initOnly.toArray(String[]::new))) {
+            assertEquals(0, init.awaitExit(Duration.ofSeconds(90)), init::log);
+        }
+        long t1 = System.nanoTime();
+        try (io.nftproxy.it.daemon.DaemonProcess d = io.nftproxy.it.daemon.DaemonProcess.start(node, readOnlyProcSys, Map.of(), args)) {
+            await("/healthz 200 with /proc/sys read-only", Duration.ofSeconds(90), () -> healthzInNode(node) == 200 || !d.alive());
+            assertTrue(d.alive(), d::log);
+            long healthy = ms(t1);
+            ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
+            b.hostnameOverride = NODE;
+            b.clusterCidrs = List.of(IpPrefix.parse("10.240.0.0/16"));
+            config = b.build().validate();
+            long matched = ClusterRender.of(api.proxyKubeconfig(), config, TableLayout.FLAT, node).await(node, Duration.ofSeconds(30));
+            assertTrue(d.alive(), d::log);
+            System.out.printf("faults: read-only /proc/sys after --init-only: healthy %d ms after the start, whole table equal to "
+                    + "the render %d ms later%n", healthy, matched);
+        }
+    }
+
+    /**
+     * {@code run}'s arguments for a child daemon in {@link #node}, reaching the API server through a byte relay
+     * listening on the node namespace's loopback; {@code --healthz-bind-address 127.0.0.1:10256} there.
+     */
+    private String[] childArgs(String layout) throws Exception {
+        ServerSocket listener = io.nftproxy.netlink.NetnsThread.callIn(node.name(),
+                () -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        ApiRelay pass = new ApiRelay(api.url(), listener);
+        cleanup.add(pass);
+        Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
+        cleanup.add(() -> Files.deleteIfExists(kubeconfig));
+        Files.writeString(kubeconfig, Files.readString(api.proxyKubeconfig()).replace(api.url().toString(), pass.url().toString()));
+        return new String[] {"--kubeconfig", kubeconfig.toString(), "--hostname-override", NODE, "--cluster-cidr", "10.240.0.0/16",
+                "--table-layout", layout, "--healthz-bind-address", "127.0.0.1:10256", "--metrics-bind-address", "127.0.0.1:10249"};
     }
 
     private static int healthzInNode(KernelNamespace ns) {
