@@ -25,10 +25,22 @@ nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
         flags="$flags -Xlog:cds*=error:stderr"
         if [ -n "$cds_key" ] && [ -f "$cds_archive" ]; then
             flags="$flags -XX:SharedArchiveFile=$cds_archive"
-        elif [ -n "$cds_key" ] && mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
+        elif [ -n "$cds_key" ] && mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ] && nftproxy_cds_room "$cds_dir"; then
             rm -f "$cds_dir"/nftproxy-*.jsa
             flags="$flags -XX:ArchiveClassesAtExit=$cds_archive"
         fi
     fi
     printf '%s' "$flags"
+}
+
+# A JVM that cannot write the whole archive at exit ("Unable to write to shared archive file") exits with status 1,
+# whatever the command's own status was: in a full cache directory every stop of the daemon and every `run --once`
+# would end as a failure. So the archive is asked for only where 64 MiB are free (it measured 9.5 MB after
+# `run --help`; a daemon loads more classes). A directory that fills up while the daemon runs is not covered.
+nftproxy_cds_room() { # $1: the directory
+    df -Pk "$1" 2>/dev/null | {
+        read -r _header || return 1
+        read -r _fs _size _used avail _rest || return 1
+        [ "$avail" -ge 65536 ] 2>/dev/null
+    }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -26,7 +27,11 @@ class LauncherClassDataSharingTest {
     private record Run(int exit, String stdout, String stderr) {}
 
     private static Run run(Map<String, String> env) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(LAUNCHER.toString(), "run", "--help");
+        return run(env, List.of(LAUNCHER.toString(), "run", "--help"));
+    }
+
+    private static Run run(Map<String, String> env, List<String> argv) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().remove("NFTPROXY_NO_CDS");
         pb.environment().remove("NFTPROXY_JAVA_OPTS");
         pb.environment().putAll(env);
@@ -58,5 +63,25 @@ class LauncherClassDataSharingTest {
         assertEquals(0, second.exit(), "the archive maps (-Xshare:on fails otherwise): " + second.stderr());
         assertTrue(second.stdout().startsWith("Usage: nftproxy run"), second.stdout());
         assertEquals(archives(cds), archives(cds), "nothing rewritten");
+    }
+
+    /**
+     * The cache directory full (a 1 MiB tmpfs, in a mount namespace of the launcher's own) or read-only: the command
+     * runs and exits with its own status, no archive is written, nothing is left behind. A JVM asked to write an
+     * archive that does not fit exits with status 1 at the end of a successful run.
+     */
+    @Test
+    void aFullOrReadOnlyCacheDirectoryCostsTheArchiveNotTheExitStatus(@TempDir Path tmp) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.nftproxy.netlink.KernelNamespace.isRoot(), "mounting a tmpfs needs root");
+        for (String options : List.of("size=1m", "ro")) {
+            Path mnt = Files.createDirectories(tmp.resolve(options.replace('=', '-')));
+            Path cds = mnt.resolve("cds");
+            Run r = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    "mount -t tmpfs -o " + options + " tmpfs \"$1\" && mkdir -p \"$2\" 2>/dev/null; shift 2; exec \"$@\"", "sh",
+                    mnt.toString(), cds.toString(), LAUNCHER.toString(), "run", "--help"));
+            assertEquals(0, r.exit(), "cache directory on a tmpfs mounted " + options + ": " + r.stderr());
+            assertTrue(r.stdout().startsWith("Usage: nftproxy run"), r.stdout());
+            assertFalse(r.stderr().contains("shared archive"), r.stderr());
+        }
     }
 }
