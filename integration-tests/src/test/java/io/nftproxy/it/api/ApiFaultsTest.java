@@ -191,6 +191,34 @@ class ApiFaultsTest {
     }
 
     /**
+     * Fault 3, as a watch meets it with the API server otherwise fine: every connection open now stops delivering
+     * without closing (the relay holds its bytes), new connections pass, but slowly (each chunk held 50 ms). The lag
+     * probe finds the watches behind and replaces them; every change arrives while the old connections are still
+     * frozen. /livez and /healthz stay 200. (DaemonAgainstApiServerTest blackholes every connection, new ones too,
+     * and restores the path: the same detection, a few Services.)
+     */
+    @Test
+    void watchesThatStopDeliveringWithoutClosingAreReplaced() throws Exception {
+        prepareNode("frozen");
+        startDaemon();
+        assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(60)), "first sync");
+        render().await(node, Duration.ofSeconds(30));
+        relay.freeze();
+        relay.delay(50);
+        java.time.Instant frozen = java.time.Instant.now();
+        long t0 = System.nanoTime();
+        String added = newService(2);
+        deleteService(30);
+        moveEndpoints(31, "10.253.31.1");
+        long matched = render().await(node, Duration.ofSeconds(60));
+        assertEquals(200, status("/livez"));
+        assertEquals(200, status("/healthz"));
+        System.out.printf("faults: watches frozen without closing (lag probe every %d s): whole table (with %s) equal to the "
+                + "render %d ms after the changes (frozen at %s), the frozen connections still open%n", LAG_PROBE.toSeconds(), added, ms(t0), frozen);
+        assertTrue(matched >= 0);
+    }
+
+    /**
      * Fault 4: the API server answers 429, then 500, then 503 (20 s each, through the relay, which also resets the
      * open watches when each starts), while Services and slices change on the real API server. The kernel keeps its
      * table, /livez and /healthz say 200 (what the daemon knows is programmed), the source names the HTTP status; when

@@ -22,13 +22,14 @@ import javax.net.ssl.SSLSocket;
  * Requests, bearer token included, pass unchanged; the relay only reads their request lines.
  *
  * <p>Faults, each until {@link #pass()}: {@link #drop()} resets every connection and refuses new ones;
- * {@link #freeze()} holds every byte in both directions without closing anything (new connections wait too), so a
- * thaw delivers what was held; {@link #delay} holds each chunk for a while; {@link #answer} resets the open
+ * {@link #freeze()} holds every byte of the connections open now, both ways, without closing them (a watch that
+ * stops delivering), while new connections pass, and a thaw delivers what was held; {@link #delay} holds each chunk
+ * for a while; {@link #answer} resets the open
  * connections and answers every new request itself with an HTTP error and a Kubernetes Status body, as an
  * overloaded or failing API server does. {@link #trapFirstResponse} cuts one response in the middle.
  */
 final class FaultRelay implements AutoCloseable {
-    private enum Mode { PASS, DROP, FREEZE, ANSWER }
+    private enum Mode { PASS, DROP, ANSWER }
 
     /** Where a trapped response is cut: after this many bytes of it went through. */
     private static final int TRAP_AFTER_BYTES = 4_096;
@@ -44,6 +45,9 @@ final class FaultRelay implements AutoCloseable {
     private volatile int status;
     private volatile long delayMillis;
     private volatile Trap trap;
+    private final java.util.concurrent.atomic.AtomicLong epoch = new java.util.concurrent.atomic.AtomicLong();
+    /** Connections opened before this epoch are frozen; none when negative. */
+    private volatile long frozenBefore = -1;
 
     private static final class Trap {
         final String requestPrefix;
@@ -80,7 +84,7 @@ final class FaultRelay implements AutoCloseable {
         resetAll();
     }
 
-    void freeze() { mode = Mode.FREEZE; }
+    void freeze() { frozenBefore = epoch.incrementAndGet(); }
 
     /** Every chunk, either way, waits {@code millis} before it is passed on (0: none). Independent of the mode. */
     void delay(long millis) { delayMillis = millis; }
@@ -95,6 +99,7 @@ final class FaultRelay implements AutoCloseable {
     void pass() {
         synchronized (gate) {
             mode = Mode.PASS;
+            frozenBefore = -1;
             gate.notifyAll();
         }
     }
@@ -123,8 +128,7 @@ final class FaultRelay implements AutoCloseable {
     }
 
     private void serve(SSLSocket client) {
-        try {
-            awaitThaw();
+        {
             Mode m = mode;
             if (m == Mode.DROP) {
                 abort(client);
@@ -145,12 +149,11 @@ final class FaultRelay implements AutoCloseable {
             open.add(client);
             open.add(server);
             Object connection = new Object();
-            Thread up = new Thread(() -> pump(client, server, connection, true), "fault-relay-up");
+            long born = epoch.get();
+            Thread up = new Thread(() -> pump(client, server, connection, born, true), "fault-relay-up");
             up.setDaemon(true);
             up.start();
-            pump(server, client, connection, false);
-        } catch (InterruptedException e) {
-            abort(client);
+            pump(server, client, connection, born, false);
         }
     }
 
@@ -194,13 +197,13 @@ final class FaultRelay implements AutoCloseable {
         }
     }
 
-    private void pump(Socket from, Socket to, Object connection, boolean requestSide) {
+    private void pump(Socket from, Socket to, Object connection, long born, boolean requestSide) {
         byte[] buf = new byte[16 * 1024];
         long passed = 0;
         try (InputStream in = from.getInputStream()) {
             OutputStream out = to.getOutputStream();
             for (int n; (n = in.read(buf)) >= 0; ) {
-                awaitThaw();
+                awaitThaw(born);
                 long d = delayMillis;
                 if (d > 0) Thread.sleep(d);
                 Trap t = trap;
@@ -232,9 +235,9 @@ final class FaultRelay implements AutoCloseable {
         }
     }
 
-    private void awaitThaw() throws InterruptedException {
+    private void awaitThaw(long born) throws InterruptedException {
         synchronized (gate) {
-            while (mode == Mode.FREEZE) gate.wait();
+            while (born < frozenBefore) gate.wait();
         }
     }
 
