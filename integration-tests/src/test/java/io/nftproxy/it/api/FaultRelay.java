@@ -128,33 +128,31 @@ final class FaultRelay implements AutoCloseable {
     }
 
     private void serve(SSLSocket client) {
-        {
-            Mode m = mode;
-            if (m == Mode.DROP) {
-                abort(client);
-                return;
-            }
-            if (m == Mode.ANSWER) {
-                answerOne(client);
-                return;
-            }
-            SSLSocket server;
-            try {
-                server = (SSLSocket) upstreamTls.createSocket(upstream.getHost(), upstream.getPort());
-                server.startHandshake();
-            } catch (IOException refused) {
-                abort(client);
-                return;
-            }
-            open.add(client);
-            open.add(server);
-            Object connection = new Object();
-            long born = epoch.get();
-            Thread up = new Thread(() -> pump(client, server, connection, born, true), "fault-relay-up");
-            up.setDaemon(true);
-            up.start();
-            pump(server, client, connection, born, false);
+        Mode m = mode;
+        if (m == Mode.DROP) {
+            abort(client);
+            return;
         }
+        if (m == Mode.ANSWER) {
+            answerOne(client);
+            return;
+        }
+        SSLSocket server;
+        try {
+            server = (SSLSocket) upstreamTls.createSocket(upstream.getHost(), upstream.getPort());
+            server.startHandshake();
+        } catch (IOException refused) {
+            abort(client);
+            return;
+        }
+        open.add(client);
+        open.add(server);
+        Object connection = new Object();
+        long born = epoch.get();
+        Thread up = new Thread(() -> pump(client, server, connection, born, true), "fault-relay-up");
+        up.setDaemon(true);
+        up.start();
+        pump(server, client, connection, born, false);
     }
 
     /** Reads one request head and answers it with the injected status; the connection closes after it. */
