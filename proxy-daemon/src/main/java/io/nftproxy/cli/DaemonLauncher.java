@@ -112,11 +112,11 @@ final class DaemonLauncher {
         if (config.manifests() == null) {
             // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
             try {
-                api = apiServer(config);
+                api = apiServer(config, cmd.kubeProxyFlags.master == null ? null : cmd.kubeProxyFlags.masterUrl());
                 ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
                 if (failure != null) {
                     throw new Refused(ExitCodes.API_UNUSABLE, "nftproxy: cannot start: API server " + api.url() + " unusable: "
-                            + failure.detail() + (config.kubeconfig() == null ? "" : " (kubeconfig " + config.kubeconfig() + ")"));
+                            + failure.detail() + " (" + api.origin() + ")");
                 }
             } catch (IllegalArgumentException e) {
                 throw new Refused(ExitCodes.INPUT_UNREADABLE, "nftproxy: cannot start: " + e.getMessage());
@@ -128,6 +128,8 @@ final class DaemonLauncher {
         ApiServer checked = api;
         Wired wired = wire(config, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
         ProxyDaemon daemon = wired.daemon();
+        // Only now that our table serves every Service may the other mode's rules go (docs/migrating-from-kube-proxy.md).
+        daemon.afterFirstSync(cmd::removeOtherModesLeftovers);
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
             daemon.startServers();
@@ -223,8 +225,22 @@ final class DaemonLauncher {
     }
 
     /** The API server's connection; TLS verification is never turned off silently. */
-    static ApiServer apiServer(ProxyConfig config) {
-        ApiServer api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+    static ApiServer apiServer(ProxyConfig config) { return apiServer(config, null); }
+
+    /**
+     * As {@link #apiServer(ProxyConfig)}, at {@code master} (kube-proxy's --master) when not null: over the
+     * kubeconfig's server, or, without a kubeconfig, that URL alone with no credentials, as kube-proxy does.
+     */
+    static ApiServer apiServer(ProxyConfig config, java.net.URI master) {
+        ApiServer api;
+        if (master == null) {
+            api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+        } else {
+            api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()).at(master)
+                    : ApiServer.of(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+                            .withMasterUrl(master.toString()).build());
+        }
+        LOG.info("API server url={} from=\"{}\"", api.url(), api.origin());
         if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }

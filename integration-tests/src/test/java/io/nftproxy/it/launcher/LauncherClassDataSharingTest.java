@@ -27,10 +27,17 @@ class LauncherClassDataSharingTest {
     private record Run(int exit, String stdout, String stderr) {}
 
     private static Run run(Map<String, String> env) throws IOException, InterruptedException {
-        return run(env, List.of(LAUNCHER.toString(), "run", "--help"));
+        return run(env, "run", "--help");
     }
 
-    private static Run run(Map<String, String> env, List<String> argv) throws IOException, InterruptedException {
+    private static Run run(Map<String, String> env, String... args) throws IOException, InterruptedException {
+        List<String> argv = new java.util.ArrayList<>(List.of(LAUNCHER.toString()));
+        argv.addAll(List.of(args));
+        return runArgv(env, argv);
+    }
+
+    /** {@code argv} as given: the launcher behind a wrapper. */
+    private static Run runArgv(Map<String, String> env, List<String> argv) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().remove("NFTPROXY_NO_CDS");
         pb.environment().remove("NFTPROXY_JAVA_OPTS");
@@ -66,6 +73,24 @@ class LauncherClassDataSharingTest {
     }
 
     /**
+     * kube-proxy's shape (flags, no command) is the daemon too, and gets its archive; the top level's own
+     * {@code --version} is not, and writes none.
+     */
+    @Test
+    void kubeProxysShapeIsARunAndTheVersionIsNot(@TempDir Path tmp) throws Exception {
+        Path cds = tmp.resolve("cds");
+        Run version = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), "--version");
+        assertEquals(0, version.exit(), version.stderr());
+        assertTrue(version.stdout().startsWith("nftproxy "), version.stdout());
+        assertEquals(List.of(), archives(cds), "no archive for --version");
+
+        Run shaped = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), "--hostname-override=node-1", "--help");
+        assertEquals(0, shaped.exit(), shaped.stderr());
+        assertTrue(shaped.stdout().startsWith("Usage: nftproxy run"), "flags with no command are run's:\n" + shaped.stdout());
+        assertEquals(1, archives(cds).size(), "the daemon's archive: " + shaped.stderr());
+    }
+
+    /**
      * The cache directory full (a 1 MiB tmpfs, in a mount namespace of the launcher's own) or read-only: the command
      * runs and exits with its own status, no archive is written, nothing is left behind. A JVM asked to write an
      * archive that does not fit exits with status 1 at the end of a successful run.
@@ -76,7 +101,7 @@ class LauncherClassDataSharingTest {
         for (String options : List.of("size=1m", "ro")) {
             Path mnt = Files.createDirectories(tmp.resolve(options.replace('=', '-')));
             Path cds = mnt.resolve("cds");
-            Run r = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
+            Run r = runArgv(Map.of("NFTPROXY_CDS_DIR", cds.toString()), List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
                     "mount -t tmpfs -o " + options + " tmpfs \"$1\" && mkdir -p \"$2\" 2>/dev/null; shift 2; exec \"$@\"", "sh",
                     mnt.toString(), cds.toString(), LAUNCHER.toString(), "run", "--help"));
             assertEquals(0, r.exit(), "cache directory on a tmpfs mounted " + options + ": " + r.stderr());
