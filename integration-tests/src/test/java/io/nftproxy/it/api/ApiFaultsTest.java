@@ -179,7 +179,7 @@ class ApiFaultsTest {
         newService(2);
         deleteService(4);
         long up = System.nanoTime();
-        long matched = render().await(node, Duration.ofSeconds(60));
+        render().await(node, Duration.ofSeconds(60));
         for (String list : List.of("GET /api/v1/services?limit=", "GET /apis/discovery.k8s.io/v1/endpointslices?limit=", "GET /api/v1/nodes?limit=")) {
             await("listed again after 410: " + list, Duration.ofSeconds(30), () -> relay.requests().subList(before, relay.requests().size())
                     .stream().anyMatch(l -> l.startsWith(list)));
@@ -187,7 +187,6 @@ class ApiFaultsTest {
         assertEquals(200, status("/healthz"));
         System.out.printf("faults: compacted to %d, API server restarted (down %d ms): every watch listed again; "
                 + "whole table (with %s) equal to the render %d ms after the restart%n", compacted, (up - t0) / 1_000_000, a, ms(up));
-        assertTrue(matched >= 0);
     }
 
     /**
@@ -219,13 +218,12 @@ class ApiFaultsTest {
                     relay.requests().size()).stream().anyMatch(l -> l.startsWith(list)));
             found.put(list.substring(4, list.indexOf('?')), ms(t0));
         }
-        long matched = render().await(node, Duration.ofSeconds(60));
+        render().await(node, Duration.ofSeconds(60));
         assertEquals(200, status("/livez"));
         assertEquals(200, status("/healthz"));
         System.out.printf("faults: watches frozen without closing (lag probe every %d s): listed again after %s ms; whole table "
                 + "(with %s) equal to the render %d ms after the changes (frozen at %s), the frozen connections still open%n",
                 LAG_PROBE.toSeconds(), found, added, ms(t0), frozen);
-        assertTrue(matched >= 0);
     }
 
     /**
@@ -261,10 +259,9 @@ class ApiFaultsTest {
         long answered = relay.answered();
         relay.pass();
         long t0 = System.nanoTime();
-        long matched = render().await(node, Duration.ofSeconds(60));
+        render().await(node, Duration.ofSeconds(60));
         System.out.printf("faults: 60 s of 429/500/503 (%d requests answered with an error): whole table equal to the render %d ms after the "
                 + "API server answered again%n", answered, ms(t0));
-        assertTrue(matched >= 0);
     }
 
     /**
@@ -448,7 +445,7 @@ class ApiFaultsTest {
         }
         nft[0].release();
         long t1 = System.nanoTime();
-        long matched = render().await(node, Duration.ofSeconds(30));
+        render().await(node, Duration.ofSeconds(30));
         await("/healthz 200 again", Duration.ofSeconds(10), () -> {
             try {
                 return status("/healthz") == 200;
@@ -458,7 +455,6 @@ class ApiFaultsTest {
         });
         System.out.printf("faults: nft hung 15 s: /healthz 503 after %d ms (%s); whole table (with %s) equal to the render %d ms "
                 + "after nft answered again%n", unhealthy, body[0].strip().replace('\n', ' '), added, ms(t1));
-        assertTrue(matched >= 0);
     }
 
     /**
@@ -478,7 +474,7 @@ class ApiFaultsTest {
         deleteService(20);
         await("a deleted Service's chains were flushed", Duration.ofSeconds(30), nft[0]::fired);
         long t0 = System.nanoTime();
-        long matched = render().await(node, Duration.ofSeconds(15));
+        render().await(node, Duration.ofSeconds(15));
         assertEquals(200, status("/livez"), "/livez after the clock stepped back");
         assertEquals(200, status("/healthz"), "/healthz after the clock stepped back");
         String added = newService(2);
@@ -488,7 +484,6 @@ class ApiFaultsTest {
         assertEquals(200, status("/healthz"));
         System.out.printf("faults: clock stepped back 1 h between a flush and its chains' delete: whole table equal to the render "
                 + "%d ms after the step; later changes (%s added, s21 deleted) %d ms%n", ms(t0), added, ms(t1));
-        assertTrue(matched >= 0);
     }
 
     // ---------------------------------------------------------------- cluster changes, made on the API server directly
