@@ -24,7 +24,7 @@ public final class ReleaseTarball {
     public static final Path TARGET = Path.of("..", "release", "target").toAbsolutePath().normalize();
     /** What bin/nftproxy and install.sh call; none of them is a JVM. */
     private static final List<String> TOOLS = List.of("sh", "bash", "readlink", "dirname", "stat", "mkdir", "rm",
-            "cat", "sed", "grep", "ls", "install", "cp", "cmp", "rmdir", "printf", "chmod", "pwd");
+            "cat", "sed", "grep", "ls", "install", "cp", "cmp", "rmdir", "printf", "chmod", "pwd", "df");
 
     public record Run(int exit, String stdout, String stderr) {
         @Override public String toString() { return "exit " + exit + "\nstdout:\n" + stdout + "\nstderr:\n" + stderr; }
