@@ -58,11 +58,12 @@ import java.util.function.LongConsumer;
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
                 "", "Exit codes: 0 applied (--once), sysctls set (--init-only), configuration written "
                 + "(--write-config-to) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
-                + "--write-config-to file not writable, 2 invalid flag or configuration, 3 nft unavailable, "
-                + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
-                + "the daemon retries instead), 8 --cleanup while a daemon runs here, 10 the API server unusable at start "
-                + "(unreachable, silent for 5 s, untrusted certificate, credentials refused; once running, the daemon "
-                + "retries instead)."})
+                + "--write-config-to file not writable, 2 invalid flag, or the --config file or kubeconfig unreadable "
+                + "or malformed, 3 nft unavailable, 4 permission denied (nftables or a sysctl), 5 transaction refused "
+                + "by nft or the kernel (--once; the daemon retries instead), 8 --cleanup while a daemon runs here. "
+                + "An API server that cannot be used (unreachable, no such name, silent, untrusted certificate, "
+                + "credentials refused, 429/5xx) is never an exit: the daemon retries it forever, /livez 200 and "
+                + "/healthz 503 naming the cause until the first sync."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
@@ -176,7 +177,8 @@ public final class RunCommand implements Callable<Integer> {
             return ExitCodes.USAGE;
         } catch (IOException e) {
             err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
-            return ExitCodes.INPUT_UNREADABLE;
+            // As a malformed one: only an operator puts it right, so the unit must not restart it (RestartPreventExitStatus).
+            return ExitCodes.USAGE;
         }
         ProxyConfig effective = rc.config();
         effective.logging().apply();

@@ -351,7 +351,7 @@ class RunCommandTest {
         assertNull(f.dump(IpFamily.IPV4));
         for (Path unreadable : List.of(dir.resolve("missing.yaml"), dir)) {
             r = run(fake(f), "--once", "--config", unreadable.toString());
-            assertEquals(ExitCodes.INPUT_UNREADABLE, r.exit(), r.err());
+            assertEquals(ExitCodes.USAGE, r.exit(), r.err());
             assertTrue(r.err().contains("--config " + unreadable + ": cannot be read"), r.err());
         }
         assertNull(f.dump(IpFamily.IPV4));
