@@ -53,7 +53,7 @@ class ApiUnusableAtStartTest {
             String before = ns.nftOut("list", "ruleset");
             int port = in.call(ApiUnusableAtStartTest::freeLoopbackPort);
             String url = "https://127.0.0.1:" + port;
-            ridesItOut(ns, in, kubeconfig(url, ca.caCert()), url, "connection refused or unreachable (Connection refused)");
+            ridesItOut(ns, in, kubeconfig(url, ca.caCert()), url, "connection refused or unreachable");
             assertEquals(before, ns.nftOut("list", "ruleset"), "the table already there is untouched");
         }
     }
