@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class ApiUnusableAtStartTest {
     private static final int HEALTHZ = 10256;
-    /** Several retries at the back-off's pace (0.5 s doubling, capped at 3 s while nothing is reached). */
+    /** Several retries at the back-off's pace (0.5 s doubling, capped at 2 s while nothing is reached). */
     private static final Duration RETRYING = Duration.ofSeconds(8);
     @TempDir Path dir;
 

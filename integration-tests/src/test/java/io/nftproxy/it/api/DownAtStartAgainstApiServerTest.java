@@ -129,6 +129,9 @@ class DownAtStartAgainstApiServerTest {
                     System.out.printf("API server refused for %d ms from the daemon's start (%d probes: /livez 200, /healthz 503, no table); "
                                     + "table complete %d ms after the port listened again (%d Service addresses compared, read back by %d ms)%n",
                             downMs, probes, completeMs, kernel.size(), checkedMs);
+                    // Where the time went: the daemon's own lines from the return on.
+                    d.log().lines().filter(l -> l.contains("usable again") || l.contains("msg=\"listed kind=")
+                            || l.contains("first sync") || l.contains("msg=\"sync ")).forEach(l -> System.out.println("  " + l));
                     assertEquals(expected, kernel, "every Service's dispatch in the kernel is what the API server implies");
                     assertTrue(completeMs <= COMPLETE_WITHIN.toMillis(), "table complete " + completeMs + " ms after the return");
                     assertEquals(200, NamespaceHttp.get(inNode, HEALTHZ, "/healthz").status());

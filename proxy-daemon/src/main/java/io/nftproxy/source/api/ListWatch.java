@@ -53,7 +53,7 @@ public final class ListWatch<T> implements AutoCloseable {
      * the connect): a retry costs the server nothing, and this bounds how long after it comes back the node still
      * waits (issue 23: the table complete within 5 s of the link's return). Any kind that gets through wakes the others.
      */
-    static final Duration MAX_UNREACHED_BACKOFF = Duration.ofSeconds(3);
+    static final Duration MAX_UNREACHED_BACKOFF = Duration.ofSeconds(2);
 
     /**
      * Where decoded objects go; called on this watch's own thread only.

@@ -79,7 +79,7 @@ class ApiReachabilityTest {
         assertEquals(ApiServer.UNREACHABLE, f.category(), f.toString());
         assertTrue(f.detail().startsWith("connection refused or unreachable"), f.detail());
         assertTrue(f.definite(), "a one-shot command fails at once");
-        assertEquals(Duration.ofSeconds(3), ListWatch.backoffCap(f));
+        assertEquals(Duration.ofSeconds(2), ListWatch.backoffCap(f));
     }
 
     @Test
@@ -89,7 +89,7 @@ class ApiReachabilityTest {
         assertTrue(f.detail().startsWith("DNS failure: the server's host name does not resolve"), f.detail());
         assertFalse(f.detail().contains("refused"), f.detail());
         assertTrue(f.definite());
-        assertEquals(Duration.ofSeconds(3), ListWatch.backoffCap(f));
+        assertEquals(Duration.ofSeconds(2), ListWatch.backoffCap(f));
     }
 
     @Test
@@ -100,7 +100,7 @@ class ApiReachabilityTest {
         assertEquals(ApiServer.NO_CONNECT, f.category(), f.toString());
         assertTrue(f.detail().startsWith("connect timed out"), f.detail());
         assertFalse(f.definite(), "a one-shot command waits for its timeout");
-        assertEquals(Duration.ofSeconds(3), ListWatch.backoffCap(f));
+        assertEquals(Duration.ofSeconds(2), ListWatch.backoffCap(f));
     }
 
     @Test
@@ -140,7 +140,7 @@ class ApiReachabilityTest {
         }
         assertEquals(1, lines.size(), "50 rounds of retries by 4 kinds, refused or reset: " + lines);
         assertTrue(lines.get(0).startsWith("WARN API server unusable url=" + URL + " kind=Service during=list "
-                + "cause=\"connection refused or unreachable (Connection refused)\"; retrying with backoff up to 3 s"), lines.get(0));
+                + "cause=\"connection refused or unreachable (Connection refused)\"; retrying with backoff up to 2 s"), lines.get(0));
         assertEquals("API server " + URL + " unusable: connection refused or unreachable (Connection reset)", r.describe());
 
         for (String k : kinds) r.failed(k, "list", dns, null);
