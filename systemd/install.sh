@@ -171,7 +171,7 @@ do_install() {
     done < <(grep -Ev '^[[:space:]]*(#|$)' "$dist/nftproxy-modules.conf")
     run systemctl daemon-reload
     say "installed. Edit /etc/nftproxy/config.yaml (clientConnection.kubeconfig, hostnameOverride, clusterCIDR), then:"
-    say "  nftproxy run --config /etc/nftproxy/config.yaml --init-only && systemctl enable --now nftproxy"
+    say "  nftproxy run --config /etc/nftproxy/config.yaml --dry-run && systemctl enable --now nftproxy"
 }
 
 do_uninstall() {

@@ -13,10 +13,21 @@
 # verifying them again (about 0.5 s of a start on the test machine, docs/benchmarks.md). The archive is named by the jar's size and
 # modification time, so a new jar never meets an old archive; the first run of a jar writes it when it exits.
 # NFTPROXY_CDS_DIR says where (default: the user's cache directory); NFTPROXY_NO_CDS=1 turns it off.
+# Whether a command line whose first argument is $1 runs the daemon: `run`, or, as kube-proxy is invoked, a flag
+# other than the top level's own (`nftproxy --config=FILE ...` is `nftproxy run --config=FILE ...`).
+nftproxy_runs_daemon() {
+    case "$1" in
+        run) return 0 ;;
+        -h|--help|-V|--version) return 1 ;;
+        -*) return 0 ;;
+        *) return 1 ;;
+    esac
+}
+
 nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
     flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
     flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
-    if [ "$2" = run ] && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
+    if nftproxy_runs_daemon "$2" && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
         cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
         cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"
         cds_archive="$cds_dir/nftproxy-$cds_key.jsa"

@@ -55,6 +55,20 @@ class DemoCommandKernelTest {
         assertEquals(List.of(), leftovers(), "namespaces left behind");
     }
 
+    /**
+     * Few requests may miss a backend by chance, which is no failure: with 1 request two of the three backends are
+     * always missed, and the demo used to exit 7 for it (with 5, about 4 runs in 10).
+     */
+    @Test
+    void fewRequestsAreNoFailureWhenTheSpreadMissesABackend() throws Exception {
+        CliRun r = CliRun.of("demo", "--requests", "1");
+        assertEquals(ExitCodes.OK, r.exit(), () -> r.out() + r.err());
+        assertTrue(section(r.out(), 5).contains("backends reached: 1 of 3, 1 of 1 requests answered"), r.out());
+        assertTrue(section(r.out(), 5).contains("from 26 on, each must answer"), r.out());
+        assertTrue(r.out().contains("Demo finished in"), r.out());
+        assertEquals(List.of(), leftovers(), "namespaces left behind");
+    }
+
     @Test
     void tooManyRequestsIsAUsageError() throws Exception {
         CliRun r = CliRun.of("demo", "--requests", "501");

@@ -21,8 +21,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * kube-proxy's iptables-mode chains, seeded in iptables-nft and iptables-legacy (IPv4 and IPv6) of a network
  * namespace this test creates beside rules that are not kube-proxy's (kubelet's KUBE-FIREWALL, a CNI chain, an
- * ACCEPT in INPUT), are removed by {@code cleanup}, by {@code run --init-only} and by the daemon's start, and the
- * other rules stay.
+ * ACCEPT in INPUT), are removed by {@code cleanup --other-modes}, {@code cleanup --all} and by the daemon after its
+ * first sync, and the other rules stay; {@code cleanup} alone and {@code run --init-only} leave them.
  */
 class OtherModeLeftoversKernelTest {
     /** What kube-proxy 1.36's iptables mode leaves in a node with one ClusterIP Service and one endpoint. */
@@ -99,32 +99,47 @@ class OtherModeLeftoversKernelTest {
     }
 
     @Test
-    void cleanupRemovesKubeProxysIptablesChainsFromNftAndLegacyAndLeavesTheRest() throws Exception {
+    void cleanupOtherModesAndAllRemoveKubeProxysIptablesChainsFromNftAndLegacyAndLeaveTheRest() throws Exception {
+        for (String flag : List.of("--other-modes", "--all")) {
+            try (KernelNamespace ns = KernelNamespace.create("leftover")) {
+                seed(ns);
+                CliRun r = CliRun.of("cleanup", flag, "--netns", ns.name());
+                assertEquals(ExitCodes.OK, r.exit(), r::err);
+                assertTrue(r.out().contains("deleted kube-proxy's iptables/IPVS-mode leftovers, 56 removed: iptables-nft nat:"), r.out());
+                assertEquals(flag.equals("--all"), r.out().contains("table ip kube-proxy"), flag + ": " + r.out());
+                assertOnlyKubeProxysGone(ns);
+
+                CliRun again = CliRun.of("cleanup", flag, "--netns", ns.name());
+                assertEquals(ExitCodes.OK, again.exit(), again::err);
+                assertTrue(again.out().contains("kube-proxy's iptables/IPVS-mode leftovers: none, nothing to delete"),
+                        "a second cleanup finds nothing: " + again.out());
+            }
+        }
+    }
+
+    /** {@code cleanup} is documented as "our tables, nothing else", and the unit's pre-start sets sysctls only. */
+    @Test
+    void cleanupAloneAndInitOnlyLeaveThem() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("leftover")) {
             seed(ns);
+            String before = saveAll(ns);
             CliRun r = CliRun.of("cleanup", "--netns", ns.name());
             assertEquals(ExitCodes.OK, r.exit(), r::err);
-            assertTrue(r.out().contains("deleted kube-proxy's iptables/IPVS-mode leftovers, 56 removed: iptables-nft nat:"), r.out());
-            assertOnlyKubeProxysGone(ns);
-
-            CliRun again = CliRun.of("cleanup", "--netns", ns.name());
-            assertEquals(ExitCodes.OK, again.exit(), again::err);
-            assertFalse(again.out().contains("IPVS-mode"), "a second cleanup finds nothing: " + again.out());
-        }
-    }
-
-    @Test
-    void initOnlyRemovesThemBeforeTheSysctls() throws Exception {
-        try (KernelNamespace ns = KernelNamespace.create("leftover")) {
-            seed(ns);
-            CliRun r = CliRun.of("run", "--init-only", "--conntrack-max-per-core=0", "--conntrack-tcp-timeout-established=0",
+            assertFalse(r.out().contains("IPVS-mode"), r.out());
+            CliRun init = CliRun.of("run", "--init-only", "--conntrack-max-per-core=0", "--conntrack-tcp-timeout-established=0",
                     "--conntrack-tcp-timeout-close-wait=0", "--hostname-override", "k8s-node-1", "--netns", ns.name());
-            assertEquals(ExitCodes.OK, r.exit(), r::err);
-            assertOnlyKubeProxysGone(ns);
+            assertEquals(ExitCodes.OK, init.exit(), init::err);
+            assertEquals(before, saveAll(ns), "cleanup and --init-only left every iptables rule as it was");
         }
     }
 
-    /** The daemon as systemd starts it: its own process in the namespace; one INFO line says what went. */
+    private static String saveAll(KernelNamespace ns) throws IOException {
+        StringBuilder out = new StringBuilder();
+        for (Backend b : BACKENDS) out.append(save(ns, b).replaceAll("(?m)^#.*\n", "")).append('\n');
+        return out.toString();
+    }
+
+    /** The daemon as systemd starts it: its own process in the namespace; after its first sync one INFO line says what went. */
     @Test
     void theDaemonRemovesThemAtStartAndSaysSoOnce() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("leftover")) {

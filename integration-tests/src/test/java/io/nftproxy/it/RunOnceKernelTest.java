@@ -167,14 +167,15 @@ class RunOnceKernelTest {
         assertTrue(r.ok(), () -> String.join(" ", a) + ": " + r.stderr());
     }
 
-    /** kube-proxy's spelling of {@code nftproxy cleanup}. */
+    /** kube-proxy's --cleanup: {@code nftproxy cleanup --all}, both tables and (here none) the other modes' leftovers. */
     @Test
     void cleanupFlagDeletesBothTables() throws Exception {
         try (KernelNamespace ns = KernelNamespace.create("once")) {
             assertEquals(ExitCodes.OK, run(args(ns)).exit());
             CliRun r = run(List.of("run", "--cleanup", "--netns", ns.name()));
             assertEquals(ExitCodes.OK, r.exit(), r::err);
-            assertEquals("deleted table ip kube-proxy\ndeleted table ip6 kube-proxy\n", r.out());
+            assertEquals("deleted table ip kube-proxy\ndeleted table ip6 kube-proxy\n"
+                    + "kube-proxy's iptables/IPVS-mode leftovers: none, nothing to delete\n", r.out());
             assertTrue(ns.nftOut("list", "tables").isBlank(), ns.nftOut("list", "tables"));
         }
     }

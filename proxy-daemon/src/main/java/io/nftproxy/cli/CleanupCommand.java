@@ -16,26 +16,32 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 /**
- * {@code nftproxy cleanup}: what {@code kube-proxy --cleanup} does. Deletes {@code table ip kube-proxy},
- * {@code table ip6 kube-proxy} and the iptables mode's leftovers ({@link io.nftproxy.node.OtherModeLeftovers}). Each family is one transaction of
- * {@code add table} then {@code delete table}, so a missing table is no error and a table created between a check
- * and the delete cannot survive it.
+ * {@code nftproxy cleanup}: deletes {@code table ip kube-proxy} and {@code table ip6 kube-proxy}, nothing else; with
+ * {@code --other-modes} only what kube-proxy's iptables and IPVS modes left ({@link io.nftproxy.node.OtherModeLeftovers}),
+ * and with {@code --all} both, which is what {@code kube-proxy --cleanup} (and {@code run --cleanup}) does. Each family
+ * is one transaction of {@code add table} then {@code delete table}, so a missing table is no error and a table
+ * created between a check and the delete cannot survive it.
  */
 @Command(name = "cleanup",
         mixinStandardHelpOptions = true,
         sortOptions = false,
-        description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, and the chains "
-                + "kube-proxy's iptables mode leaves (KUBE-SERVICES, KUBE-SVC-..., in iptables-nft and iptables-legacy, "
-                + "where installed) and, where ip_vs is loaded, its IPVS mode's (every IPVS virtual server, kube-ipvs0, "
-                + "its chains and ip sets), as kube-proxy --cleanup does; other tables and chains (firewalls, CNI rules, "
-                + "kubelet's KUBE-FIREWALL) are left alone. A missing table is fine. Needs CAP_NET_ADMIN.",
+        description = {"Delete table ip kube-proxy and table ip6 kube-proxy from this network namespace, nothing else. "
+                + "A missing table is fine. Needs CAP_NET_ADMIN.",
+                "",
+                "--other-modes deletes instead what kube-proxy's iptables mode leaves (KUBE-SERVICES, KUBE-SVC-..., in "
+                        + "iptables-nft and iptables-legacy, where installed) and, where ip_vs is loaded, its IPVS mode's "
+                        + "(every IPVS virtual server, kube-ipvs0, its chains and ip sets); the daemon does that itself "
+                        + "after its first sync. --all deletes both, as kube-proxy --cleanup does. Other tables and chains "
+                        + "(firewalls, CNI rules, kubelet's KUBE-FIREWALL) are always left alone.",
                 "",
                 "While an nftproxy daemon runs in this network namespace it would write the tables again at once: "
-                        + "cleanup then says which process it is and deletes nothing, unless --force.",
+                        + "cleanup (and --all) then says which process it is and deletes nothing, unless --force.",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy cleanup",
-                "", "Exit codes: 0 both tables and the iptables-mode chains gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel "
+                "  nftproxy cleanup --other-modes",
+                "  nftproxy cleanup --all",
+                "", "Exit codes: 0 everything asked for gone, 3 nft unavailable, 4 permission denied, 5 nft or the kernel "
                 + "refused, 8 a daemon runs here (nothing deleted; --force deletes all the same)."})
 public final class CleanupCommand implements Callable<Integer> {
     @Spec
@@ -45,6 +51,14 @@ public final class CleanupCommand implements Callable<Integer> {
             converter = RunCommand.ModeConverter.class,
             description = {"How to talk to nftables: 'library', 'exec' or 'auto'. Default: ${DEFAULT-VALUE}."})
     NftClients.Mode nftMode;
+
+    @Option(names = "--other-modes",
+            description = {"Delete only what kube-proxy's iptables and IPVS modes left; our tables stay."})
+    boolean otherModes;
+
+    @Option(names = "--all",
+            description = {"Delete our tables and what kube-proxy's iptables and IPVS modes left, as kube-proxy --cleanup."})
+    boolean all;
 
     @Option(names = "--force",
             description = {"Delete the tables even while a daemon runs in this network namespace (it writes them again)."})
@@ -63,8 +77,14 @@ public final class CleanupCommand implements Callable<Integer> {
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::cleanup); }
 
-    /** Also {@code run --cleanup}, kube-proxy's spelling. */
+    /** Also {@code run --cleanup}, kube-proxy's spelling (with {@code all}). */
     int cleanup(PrintWriter out, PrintWriter err) {
+        if (otherModes && all) {
+            err.println("nftproxy: --other-modes and --all: give one (--all already includes the other modes' leftovers)");
+            return ExitCodes.USAGE;
+        }
+        // The daemon's own tables are not touched: no daemon to ask, nothing it would write again.
+        if (otherModes) return removeOtherModesLeftovers(out, err);
         java.util.Optional<String> daemon = java.util.Optional.empty();
         try {
             daemon = io.nftproxy.netlink.lock.NetnsLock.holder(netns);
@@ -108,7 +128,7 @@ public final class CleanupCommand implements Callable<Integer> {
                     return ExitCodes.SYNC_FAILED;
                 }
             }
-            return removeOtherModesLeftovers(out, err);
+            return all ? removeOtherModesLeftovers(out, err) : ExitCodes.OK;
         }
     }
 
@@ -116,6 +136,7 @@ public final class CleanupCommand implements Callable<Integer> {
     private int removeOtherModesLeftovers(PrintWriter out, PrintWriter err) {
         io.nftproxy.node.OtherModeLeftovers.Outcome o = new io.nftproxy.node.OtherModeLeftovers(netns).remove();
         if (!o.removed().isEmpty()) out.println("deleted kube-proxy's iptables/IPVS-mode leftovers, " + o.summary());
+        else if (o.failures().isEmpty()) out.println("kube-proxy's iptables/IPVS-mode leftovers: none, nothing to delete");
         o.failures().forEach(f -> err.println("nftproxy: cannot delete kube-proxy's iptables/IPVS-mode leftovers: " + f));
         return o.failures().isEmpty() ? ExitCodes.OK : ExitCodes.SYNC_FAILED;
     }

@@ -110,7 +110,7 @@ final class DaemonLauncher {
             // Only what an operator must edit stops the start: an unreadable or malformed kubeconfig (or the TLS files
             // it names). An API server that cannot be used yet is retried by the watches, forever (issue 23).
             try {
-                api = apiServer(config);
+                api = apiServer(config, cmd.kubeProxyFlags.master == null ? null : cmd.kubeProxyFlags.masterUrl());
             } catch (RuntimeException e) {
                 throw new Refused(ExitCodes.USAGE, "nftproxy: cannot start: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
             }
@@ -118,6 +118,8 @@ final class DaemonLauncher {
         ApiServer checked = api;
         Wired wired = wire(config, OwnProcesses.thisProcess(), SdNotify.fromEnvironment());
         ProxyDaemon daemon = wired.daemon();
+        // Only now that our table serves every Service may the other mode's rules go (docs/migrating-from-kube-proxy.md).
+        daemon.afterFirstSync(cmd::removeOtherModesLeftovers);
         // The lock and the health server come before the first nft call, so a hanging nft is logged and shown.
         try {
             daemon.startServers();
@@ -213,8 +215,21 @@ final class DaemonLauncher {
     }
 
     /** The API server's connection; TLS verification is never turned off silently. */
-    static ApiServer apiServer(ProxyConfig config) {
-        ApiServer api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+    static ApiServer apiServer(ProxyConfig config) { return apiServer(config, null); }
+
+    /**
+     * As {@link #apiServer(ProxyConfig)}, at {@code master} (kube-proxy's --master) when not null: over the
+     * kubeconfig's server, or, without a kubeconfig, that URL alone with no credentials, as kube-proxy does.
+     */
+    static ApiServer apiServer(ProxyConfig config, java.net.URI master) {
+        ApiServer api;
+        if (master == null) {
+            api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()) : ApiServer.autoConfigured();
+        } else {
+            api = config.kubeconfig() != null ? ApiServer.fromKubeconfig(config.kubeconfig()).at(master)
+                    : ApiServer.of(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
+                            .withMasterUrl(master.toString()).build());
+        }
         if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }

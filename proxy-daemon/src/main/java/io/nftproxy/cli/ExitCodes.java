@@ -32,5 +32,12 @@ public final class ExitCodes {
     /** {@code cleanup} refused: a daemon runs in this network namespace and would write the tables again (--force overrides). */
     public static final int DAEMON_RUNNING = 8;
 
+    /**
+     * {@code run --dry-run} with the Kubernetes API as its source: the API server could not be used (unreachable, not
+     * answering within 5 s, its certificate not signed by the kubeconfig's CA, or the credentials refused). The
+     * daemon itself never exits for this: it retries until it can use the server.
+     */
+    public static final int API_UNUSABLE = 10;
+
     private ExitCodes() {}
 }

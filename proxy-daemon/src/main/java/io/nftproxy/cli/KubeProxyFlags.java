@@ -1,54 +1,68 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.config.ConfigException;
+import io.nftproxy.config.ConfigFile;
 import io.nftproxy.config.ConntrackSettings;
 import io.nftproxy.config.GoDuration;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
+import org.slf4j.event.Level;
 import picocli.CommandLine.Option;
 
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * kube-proxy's own flag spellings on {@code nftproxy run}, so a kube-proxy command line carries over: each is
- * accepted at the values nftproxy honours, and refused, with the reason, at a value it would not honour. The flags
- * of kube-proxy that have no meaning here are refused by name with the reason ({@link #NOT_APPLICABLE}). The flags
- * with an nftproxy equivalent under the same name ({@code --hostname-override}, {@code --cluster-cidr}, ...) live
- * on their commands; {@code --iptables-sync-period} and {@code --iptables-min-sync-period} are aliases there, as
- * kube-proxy 1.36 applies them to nftables mode too.
+ * kube-proxy's own flag spellings on {@code nftproxy run} (and on {@code nftproxy} with no subcommand, kube-proxy's
+ * own command shape), so a kube-proxy command line carries over: each is accepted at the values nftproxy honours,
+ * and refused, with the reason, at a value it would not honour. kube-proxy 1.36's flags that change nothing a
+ * service proxy does here are accepted at any value, each with one WARN saying what it does not do here
+ * ({@link #IGNORED}). The flags with an nftproxy equivalent under the same name ({@code --hostname-override},
+ * {@code --cluster-cidr}, ...) live on their commands; {@code --iptables-sync-period} and
+ * {@code --iptables-min-sync-period} are aliases there, as kube-proxy 1.36 applies them to nftables mode too.
  */
 final class KubeProxyFlags {
-    /** kube-proxy 1.36 flags without a meaning in nftproxy, and why: what an operator should do instead. */
-    static final Map<String, String> NOT_APPLICABLE = Map.ofEntries(
-            Map.entry("--healthz-port", "removed in kube-proxy too; give --healthz-bind-address IP:PORT"),
-            Map.entry("--metrics-port", "removed in kube-proxy too; give --metrics-bind-address IP:PORT"),
-            Map.entry("--oom-score-adj", "the daemon does not change its own OOM score; set OOMScoreAdjust= in the systemd unit"),
-            Map.entry("--feature-gates", "nftproxy has no feature gates; what it implements is always on"),
+    private static final String IPVS_ONLY = "kube-proxy's ipvs mode only; its nftables mode ignores it too";
+
+    /**
+     * kube-proxy 1.36 flags (and {@code --logtostderr}, which older distribution units still pass) accepted at any
+     * value and ignored, each with why it changes nothing here and, where there is one, what does that here.
+     * Ignoring them is safe: none changes which packets go where.
+     */
+    static final Map<String, String> IGNORED = Map.ofEntries(
+            Map.entry("--oom-score-adj", "the daemon does not change its own OOM score (kube-proxy sets -999 on itself); "
+                    + "under systemd set OOMScoreAdjust= in the unit"),
             Map.entry("--profiling", "nftproxy serves no /debug/pprof endpoints"),
+            Map.entry("--feature-gates", "nftproxy has no feature gates; what it implements is always on"),
             Map.entry("--show-hidden-metrics-for-version", "nftproxy has no hidden metrics"),
-            Map.entry("--master", "give the API server in the kubeconfig (--kubeconfig)"),
             Map.entry("--kube-api-qps", "nftproxy lists once and then watches; it has no client-side rate limit"),
             Map.entry("--kube-api-burst", "nftproxy lists once and then watches; it has no client-side rate limit"),
             Map.entry("--kube-api-content-type", "nftproxy reads the API as JSON"),
-            Map.entry("--config-sync-period", "nftproxy renews its watches on its own (every 5-10 min) and has no periodic re-delivery"),
-            Map.entry("--iptables-masquerade-bit", "kube-proxy's iptables and ipvs modes only; nftables mode takes --masquerade-bit (nftables.masqueradeBit)"),
-            Map.entry("--iptables-localhost-nodeports", "kube-proxy's iptables mode only; nftables mode never accepts NodePorts on 127.0.0.1"),
-            Map.entry("--ipvs-scheduler", "kube-proxy's ipvs mode only"),
-            Map.entry("--ipvs-sync-period", "kube-proxy's ipvs mode only; nftables mode takes --sync-period"),
-            Map.entry("--ipvs-min-sync-period", "kube-proxy's ipvs mode only; nftables mode takes --min-sync-period"),
-            Map.entry("--ipvs-exclude-cidrs", "kube-proxy's ipvs mode only"),
-            Map.entry("--ipvs-strict-arp", "kube-proxy's ipvs mode only"),
-            Map.entry("--ipvs-tcp-timeout", "kube-proxy's ipvs mode only"),
-            Map.entry("--ipvs-tcpfin-timeout", "kube-proxy's ipvs mode only"),
-            Map.entry("--ipvs-udp-timeout", "kube-proxy's ipvs mode only"),
+            Map.entry("--config-sync-period", "nftproxy renews its watches every 5-10 min and lists again after a lost "
+                    + "watch, which is what the periodic re-delivery was for"),
+            Map.entry("--iptables-masquerade-bit", "kube-proxy's iptables and ipvs modes only, its nftables mode ignores it "
+                    + "too; the bit here is nftables.masqueradeBit in --config, or --masquerade-bit"),
+            Map.entry("--iptables-localhost-nodeports", "kube-proxy's iptables mode only; nftables mode never accepts "
+                    + "NodePorts on 127.0.0.1"),
+            Map.entry("--ipvs-scheduler", IPVS_ONLY),
+            Map.entry("--ipvs-sync-period", IPVS_ONLY + "; nftables mode takes --sync-period"),
+            Map.entry("--ipvs-min-sync-period", IPVS_ONLY + "; nftables mode takes --min-sync-period"),
+            Map.entry("--ipvs-exclude-cidrs", IPVS_ONLY),
+            Map.entry("--ipvs-strict-arp", IPVS_ONLY),
+            Map.entry("--ipvs-tcp-timeout", IPVS_ONLY),
+            Map.entry("--ipvs-tcpfin-timeout", IPVS_ONLY),
+            Map.entry("--ipvs-udp-timeout", IPVS_ONLY),
             Map.entry("--vmodule", "nftproxy has one verbosity for all its code; give -v"),
             Map.entry("--log-flush-frequency", "nftproxy writes each line as it is logged"),
             Map.entry("--log-json-info-buffer-size", "nftproxy writes each line as it is logged"),
             Map.entry("--log-text-info-buffer-size", "nftproxy writes each line as it is logged"),
             Map.entry("--log-json-split-stream", "every line goes to stderr"),
-            Map.entry("--log-text-split-stream", "every line goes to stderr"));
+            Map.entry("--log-text-split-stream", "every line goes to stderr"),
+            Map.entry("--logtostderr", "removed from kube-proxy in 1.26; every line goes to stderr"));
 
     @Option(names = "--proxy-mode", paramLabel = "nftables",
             description = {"kube-proxy's proxy mode; nftables is the one nftproxy implements (anything else is refused)."})
@@ -61,7 +75,8 @@ final class KubeProxyFlags {
     String bindAddress;
 
     @Option(names = "--conntrack-max-per-core", paramLabel = "N",
-            description = {"nf_conntrack_max is N times the CPUs (at least --conntrack-min); 0 leaves it alone. Default: 32768."})
+            description = {"nf_conntrack_max is N times the CPUs, capped at 1048576 as in kube-proxy 1.36 (at least "
+                    + "--conntrack-min); 0 leaves it alone. Default: 32768."})
     Integer conntrackMaxPerCore;
 
     @Option(names = "--conntrack-min", paramLabel = "N",
@@ -93,43 +108,95 @@ final class KubeProxyFlags {
                     + "KubeProxyConfiguration and exit; --config FILE reads it back to the same configuration."})
     java.nio.file.Path writeConfigTo;
 
-    /** Takes the value, if any, of every not-applicable flag, so that {@link #check} can name the one given. */
-    @Option(names = {"--healthz-port", "--metrics-port", "--oom-score-adj", "--feature-gates",
-            "--show-hidden-metrics-for-version", "--master", "--kube-api-qps", "--kube-api-burst",
-            "--kube-api-content-type", "--config-sync-period", "--iptables-masquerade-bit", "--ipvs-scheduler",
-            "--ipvs-sync-period", "--ipvs-min-sync-period", "--ipvs-exclude-cidrs", "--ipvs-tcp-timeout",
-            "--ipvs-tcpfin-timeout", "--ipvs-udp-timeout", "--vmodule", "--log-flush-frequency", "--log-json-info-buffer-size", "--log-text-info-buffer-size"},
+    @Option(names = "--bind-address-hard-fail", arity = "0..1", fallbackValue = "true", paramLabel = "true|false",
+            description = {"As kube-proxy's, but nftproxy always stops when it cannot bind a server address: true is "
+                    + "what it does; false is accepted with a warning that it changes nothing."})
+    Boolean bindAddressHardFail;
+
+    @Option(names = "--master", paramLabel = "URL",
+            description = {"As kube-proxy's: the API server's URL (http:// or https://), over the server of "
+                    + "--kubeconfig (its credentials and CA are kept); without a kubeconfig, that URL with no "
+                    + "credentials. Not together with --manifests."})
+    String master;
+
+    @Option(names = "--healthz-port", paramLabel = "PORT",
+            description = {"Deprecated in kube-proxy: the port of --healthz-bind-address (0 disables the server); "
+                    + "--healthz-bind-address given with a port wins."})
+    Integer healthzPort;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = {"Deprecated in kube-proxy: the port of --metrics-bind-address (0 disables the server); "
+                    + "--metrics-bind-address given with a port wins."})
+    Integer metricsPort;
+
+    /** Takes the value of every ignored flag that has one, so that {@link #notes} can name the one given. */
+    @Option(names = {"--oom-score-adj", "--feature-gates", "--show-hidden-metrics-for-version", "--kube-api-qps",
+            "--kube-api-burst", "--kube-api-content-type", "--config-sync-period", "--iptables-masquerade-bit",
+            "--ipvs-scheduler", "--ipvs-sync-period", "--ipvs-min-sync-period", "--ipvs-exclude-cidrs",
+            "--ipvs-tcp-timeout", "--ipvs-tcpfin-timeout", "--ipvs-udp-timeout", "--vmodule", "--log-flush-frequency",
+            "--log-json-info-buffer-size", "--log-text-info-buffer-size"},
             hidden = true, paramLabel = "VALUE")
-    List<String> notApplicableValued;
+    List<String> ignoredValued;
 
     @Option(names = {"--profiling", "--iptables-localhost-nodeports", "--ipvs-strict-arp", "--log-json-split-stream",
-            "--log-text-split-stream"}, arity = "0..1", fallbackValue = "true", hidden = true)
-    List<String> notApplicableSwitches;
+            "--log-text-split-stream", "--logtostderr"}, arity = "0..1", fallbackValue = "true", hidden = true)
+    List<String> ignoredSwitches;
 
     /**
      * Refuses what nftproxy would not honour, naming the flag and why.
-     *
-     * @param args the command line as given, to tell which of the not-applicable flags it was
      */
-    void check(List<String> args) {
-        for (String a : args) {
-            String name = a.split("=", 2)[0];
-            String why = NOT_APPLICABLE.get(name);
-            if (why != null) throw new ConfigException(name, "(given)", "not given: " + why);
-        }
+    void check() {
         if (proxyMode != null && !proxyMode.equals("nftables")) {
             throw new ConfigException("--proxy-mode", proxyMode, "nftables (nftproxy implements kube-proxy's nftables mode only)");
         }
+        if (master != null) masterUrl();
+    }
+
+    /**
+     * One WARN for each ignored flag given, saying what it does not do here; and for {@code --bind-address-hard-fail=false}.
+     *
+     * @param args the command line as given, to tell which of the ignored flags it was
+     */
+    List<ConfigFile.Note> notes(List<String> args) {
+        List<ConfigFile.Note> out = new ArrayList<>();
+        Set<String> seen = new HashSet<>();
+        for (String a : args) {
+            String name = a.split("=", 2)[0];
+            String why = IGNORED.get(name);
+            if (why != null && seen.add(name)) out.add(new ConfigFile.Note(Level.WARN, name, "ignored: " + why));
+        }
+        if (Boolean.FALSE.equals(bindAddressHardFail)) {
+            out.add(new ConfigFile.Note(Level.WARN, "--bind-address-hard-fail", "false changes nothing: nftproxy always "
+                    + "stops when it cannot bind a server address"));
+        }
+        if (master != null) out.add(new ConfigFile.Note(Level.INFO, "--master", masterUrl() + " is the API server"));
+        return out;
+    }
+
+    /** {@code --master} parsed, or a refusal naming what is allowed. */
+    java.net.URI masterUrl() {
+        try {
+            java.net.URI u = new java.net.URI(master);
+            if (("http".equals(u.getScheme()) || "https".equals(u.getScheme())) && u.getHost() != null) return u;
+        } catch (java.net.URISyntaxException e) {
+            // refused below, in the same words as a URL without a scheme
+        }
+        throw new ConfigException("--master", master, "the API server's URL, such as https://192.168.10.1:6443");
     }
 
     /** The flags given, over the file's values in {@code b}; parsed here, checked by the configuration's validate. */
-    void applyTo(ProxyConfig.Builder b) {
+    void applyTo(ProxyConfig.Builder b, boolean healthzBindAddressGiven, boolean metricsBindAddressGiven) {
         if (bindAddress != null) {
             try {
                 b.bindAddress = IpAddress.parse(bindAddress);
             } catch (InvalidInputException e) {
                 throw new ConfigException("--bind-address", bindAddress, "an IP address such as 0.0.0.0 or 192.168.10.20");
             }
+        }
+        if (healthzPort != null && !healthzBindAddressGiven) b.healthzBindAddress = withPort("--healthz-port", b.healthzBindAddress, healthzPort);
+        if (metricsPort != null && !metricsBindAddressGiven) b.metricsBindAddress = withPort("--metrics-port", b.metricsBindAddress, metricsPort);
+        if (master != null && b.manifests != null) {
+            throw new ConfigException("--master", master, "not with --manifests: the API server or a manifest directory, not both");
         }
         ConntrackSettings c = b.conntrack;
         if (conntrackMaxPerCore != null) c = c.withMaxPerCore(conntrackMaxPerCore);
@@ -142,4 +209,8 @@ final class KubeProxyFlags {
         b.conntrack = c;
     }
 
+    private static java.net.InetSocketAddress withPort(String flag, java.net.InetSocketAddress at, int port) {
+        if (port < 0 || port > 65535) throw new ConfigException(flag, port, "a port 0..65535 (0 disables the server)");
+        return new java.net.InetSocketAddress(at.getAddress(), port);
+    }
 }

@@ -12,7 +12,7 @@ public final class Main {
 
     public static void main(String[] args) {
         quietLog4jWhereTheHostNameDoesNotResolve();
-        System.exit(NftproxyCommand.newCommandLine().execute(args));
+        System.exit(NftproxyCommand.newCommandLine().execute(NftproxyCommand.asKubeProxyCommandLine(args)));
     }
 
     /**

@@ -23,13 +23,17 @@ import java.util.concurrent.Callable;
         subcommands = {RenderCommand.class, TraceCommand.class, RunCommand.class, CleanupCommand.class,
                 ConntrackCommand.class},
         description = {"Kubernetes service proxy for one node, programming nftables as kube-proxy's nftables mode does.",
+                "",
+                "As kube-proxy: flags with no command run the daemon, as 'nftproxy run' with the same flags does, so "
+                        + "a kube-proxy command line (kubeadm's DaemonSet: --config=FILE --hostname-override=NAME) "
+                        + "runs with the binary swapped. With no arguments at all, this help.",
                 ""},
         footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag "
                 + "(run: also the config file or kubeconfig unreadable or malformed), "
                 + "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup), 6 trace could not "
                 + "follow the packet to an end, 7 the demo did not go as expected, 8 cleanup refused: a daemon runs here, "
-                + "9 trace --kernel: the kernel's table sends the packet elsewhere than the cluster implies. "
-                + "run never exits because of the API server: it retries until it can use it.",
+                + "9 trace --kernel: the kernel's table sends the packet elsewhere than the cluster implies, 10 run "
+                + "--dry-run: the API server unusable (the daemon never exits because of the API server: it retries).",
                 "", "Start with:",
                 "  sudo ./nftproxy demo       # in a source checkout; the release has no demo",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1",
@@ -44,11 +48,28 @@ public final class NftproxyCommand implements Callable<Integer> {
         CommandLine cl = new CommandLine(new NftproxyCommand());
         for (PluggedCommand c : ServiceLoader.load(PluggedCommand.class, NftproxyCommand.class.getClassLoader())) cl.addSubcommand(c);
         cl.addSubcommand(new CommandLine.HelpCommand());
+        // Each subcommand's --version says what the top-level one says (picocli prints nothing without a provider).
+        for (CommandLine sub : cl.getSubcommands().values()) sub.getCommandSpec().versionProvider(new Version());
         cl.setCaseInsensitiveEnumValuesAllowed(true);
         cl.setUsageHelpAutoWidth(true);
         cl.setParameterExceptionHandler(new ShortUsageErrors());
         return cl;
     }
+
+    /**
+     * kube-proxy's command shape: {@code nftproxy --config=FILE ...}, with no command and a first argument that is
+     * a flag other than the top level's own (-h, --help, -V, --version), is {@code nftproxy run --config=FILE ...},
+     * so a kube-proxy command line runs with the binary swapped. Anything else is returned as it is.
+     */
+    public static String[] asKubeProxyCommandLine(String[] args) {
+        if (args.length == 0 || !args[0].startsWith("-") || TOP_LEVEL_OPTIONS.contains(args[0])) return args;
+        String[] run = new String[args.length + 1];
+        run[0] = "run";
+        System.arraycopy(args, 0, run, 1, args.length);
+        return run;
+    }
+
+    private static final java.util.Set<String> TOP_LEVEL_OPTIONS = java.util.Set.of("-h", "--help", "-V", "--version");
 
     /** Without a subcommand there is nothing to do: show what there is. */
     @Override public Integer call() {

@@ -45,10 +45,17 @@ import java.util.function.LongConsumer;
                 "Before the daemon starts it sets the conntrack sysctls as kube-proxy does (--conntrack-*, conntrack.* "
                         + "in --config; 0 leaves one as it is); --init-only does only that.",
                 "",
+                "Once its first sync has programmed both tables, the daemon removes what kube-proxy's iptables and IPVS "
+                        + "modes left (their rules serve the node's Services until then); kube-proxy does it before its "
+                        + "first sync. --dry-run checks this node and configuration and says what a start would change, "
+                        + "changing nothing.",
+                "",
                 "kube-proxy's flags for nftables mode are accepted under their names (--proxy-mode=nftables, -v N, "
                         + "--logging-format, --cleanup, --init-only, --detect-local-mode, --pod-bridge-interface, "
-                        + "--pod-interface-name-prefix, --bind-address, --conntrack-*, --write-config-to); one that "
-                        + "does not apply is refused with the reason.",
+                        + "--pod-interface-name-prefix, --bind-address, --conntrack-*, --write-config-to, --master); "
+                        + "'nftproxy FLAGS' with no command is 'nftproxy run FLAGS', as kube-proxy is invoked. Those "
+                        + "that change nothing here (--oom-score-adj, --profiling, --ipvs-*, ...) are accepted at any "
+                        + "value with one warning each (docs/cli.md lists them).",
                 ""},
         footer = {"", "Examples:",
                 "  nftproxy run --kubeconfig /etc/nftproxy/kubeconfig \\",
@@ -56,14 +63,15 @@ import java.util.function.LongConsumer;
                 "  nftproxy run --config /etc/nftproxy/config.yaml",
                 "  nftproxy run --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
+                "  nftproxy run --config /etc/nftproxy/config.yaml --dry-run",
                 "", "Exit codes: 0 applied (--once), sysctls set (--init-only), configuration written "
-                + "(--write-config-to) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
-                + "--write-config-to file not writable, 2 invalid flag, or the --config file or kubeconfig unreadable "
-                + "or malformed, 3 nft unavailable, 4 permission denied (nftables or a sysctl), 5 transaction refused "
-                + "by nft or the kernel (--once; the daemon retries instead), 8 --cleanup while a daemon runs here. "
-                + "An API server that cannot be used (unreachable, no such name, silent, untrusted certificate, "
-                + "credentials refused, 429/5xx) is never an exit: the daemon retries it forever, /livez 200 and "
-                + "/healthz 503 naming the cause until the first sync."})
+                + "(--write-config-to), every check passed (--dry-run) or stopped by SIGTERM, 1 --manifests missing or "
+                + "unreadable, a sysctl or the --write-config-to file not writable, 2 invalid flag, or the --config file "
+                + "or kubeconfig unreadable or malformed, 3 nft unavailable, 4 permission denied (nftables or a sysctl), "
+                + "5 transaction refused by nft or the kernel (--once; the daemon retries instead), 8 --cleanup while a "
+                + "daemon runs here, 10 --dry-run: the API server unusable. The daemon never exits because of the API "
+                + "server (unreachable, no such name, silent, untrusted certificate, credentials refused, 429/5xx): it "
+                + "retries forever, /livez 200 and /healthz 503 naming the cause until the first sync."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
@@ -88,14 +96,21 @@ public final class RunCommand implements Callable<Integer> {
     boolean once;
 
     @Option(names = "--cleanup",
-            description = "As kube-proxy's --cleanup: delete table ip kube-proxy and table ip6 kube-proxy, then exit (as 'nftproxy cleanup').")
+            description = "As kube-proxy's --cleanup: delete table ip kube-proxy and table ip6 kube-proxy and what kube-proxy's "
+                    + "iptables and IPVS modes left, then exit (as 'nftproxy cleanup --all').")
     boolean cleanup;
 
     @Option(names = "--init-only",
-            description = "As kube-proxy's --init-only: remove kube-proxy's iptables and IPVS modes' leftovers, set the conntrack "
-                    + "sysctls (the step that needs more than CAP_NET_ADMIN) and exit. A daemon started afterwards with the same configuration finds them "
-                    + "set and needs CAP_NET_ADMIN alone.")
+            description = "As kube-proxy's --init-only: set the conntrack sysctls (the step that needs more than CAP_NET_ADMIN) "
+                    + "and exit. A daemon started afterwards with the same configuration finds them set and needs CAP_NET_ADMIN "
+                    + "alone. Unlike kube-proxy's, it removes no other mode's rules: the daemon does, after its first sync.")
     boolean initOnly;
+
+    @Option(names = "--dry-run",
+            description = "Check this node and the configuration and exit, changing nothing: the configuration, the API server "
+                    + "(or --manifests), nft and libnftables, whether a daemon runs here, the conntrack sysctls a start would "
+                    + "set and the iptables/IPVS-mode leftovers the daemon would remove after its first sync.")
+    boolean dryRun;
 
     @Mixin
     KubeProxyFlags kubeProxyFlags;
@@ -156,14 +171,22 @@ public final class RunCommand implements Callable<Integer> {
     private final Function<String, ConntrackSysctls.Access> sysctls;
     /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
     private final Function<String, OtherModeLeftovers.Outcome> leftovers;
+    /** Finds them without removing them ({@code --dry-run}); a seam for tests. */
+    private final Function<String, OtherModeLeftovers.Outcome> leftoversFound;
 
     public RunCommand() { this(KERNEL, ConntrackSysctls::kernel, netns -> new OtherModeLeftovers(netns).remove()); }
 
     RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
                Function<String, OtherModeLeftovers.Outcome> leftovers) {
+        this(clients, sysctls, leftovers, netns -> new OtherModeLeftovers(netns).find());
+    }
+
+    RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
+               Function<String, OtherModeLeftovers.Outcome> leftovers, Function<String, OtherModeLeftovers.Outcome> leftoversFound) {
         this.clients = clients;
         this.sysctls = sysctls;
         this.leftovers = leftovers;
+        this.leftoversFound = leftoversFound;
     }
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::run); }
@@ -183,14 +206,24 @@ public final class RunCommand implements Callable<Integer> {
         ProxyConfig effective = rc.config();
         effective.logging().apply();
         rc.notes().forEach(n -> LOG.atLevel(n.level()).log("config {}", n));
+        if (dryRun) {
+            if (cleanup || initOnly || once || kubeProxyFlags.writeConfigTo != null) {
+                err.println("nftproxy: --dry-run checks what the daemon's start would do; it does not combine with --cleanup, "
+                        + "--init-only, --once or --write-config-to");
+                return ExitCodes.USAGE;
+            }
+            return new NodeCheck(this, sysctls, leftoversFound).run(effective, rc.notes().size(), out);
+        }
         if (kubeProxyFlags.writeConfigTo != null) return writeConfig(effective, out, err);
         if (cleanup) {
             CleanupCommand c = new CleanupCommand();
             c.nftMode = effective.nftMode();
             c.netns = netns;
+            c.all = true;
             return c.cleanup(out, err);
         }
-        if (!once || initOnly) removeOtherModesLeftovers();
+        // Other modes' leftovers go after the daemon's first sync (DaemonLauncher), never before: until then they
+        // are what serves this node's Services.
         if (initOnly) return setConntrackSysctls(effective, out, err);
         if (once) return new DaemonLauncher(this).run(effective, true, out, err);
         int set = setConntrackSysctls(effective, null, err);
@@ -238,10 +271,11 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * As kube-proxy in nftables mode at every start, before the sysctls: its iptables mode's chains go. Best effort,
-     * as there: what failed is a warning and the start goes on.
+     * The daemon, once its first sync has programmed both tables: kube-proxy's iptables and IPVS modes' rules go (as
+     * kube-proxy in nftables mode removes them at start, but not before ours serve). Best effort, as there: what
+     * failed is a warning and the daemon goes on.
      */
-    private void removeOtherModesLeftovers() {
+    void removeOtherModesLeftovers() {
         OtherModeLeftovers.Outcome o = leftovers.apply(netns);
         if (!o.removed().isEmpty()) LOG.info("removed kube-proxy's iptables/IPVS-mode leftovers, {}", o.summary());
         o.failures().forEach(f -> LOG.warn("cannot remove kube-proxy's iptables/IPVS-mode leftovers: {}", f));

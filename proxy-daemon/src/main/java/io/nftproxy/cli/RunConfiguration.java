@@ -27,8 +27,8 @@ record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
      * @throws IOException     the file cannot be read (exit code 1)
      */
     static RunConfiguration of(RunCommand cmd, ParseResult pr) throws IOException {
-        cmd.kubeProxyFlags.check(pr.originalArgs());
-        List<ConfigFile.Note> notes = new ArrayList<>();
+        cmd.kubeProxyFlags.check();
+        List<ConfigFile.Note> notes = new ArrayList<>(cmd.kubeProxyFlags.notes(pr.originalArgs()));
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         if (cmd.config != null) notes.addAll(ConfigFile.read(cmd.config, b));
         cmd.nodeOptions.overlay(b, pr);
@@ -57,7 +57,7 @@ record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
                 throw new ConfigException("logging.format", "--logging-format", cmd.loggingFormat, "text or json");
             }
         }
-        cmd.kubeProxyFlags.applyTo(b);
+        cmd.kubeProxyFlags.applyTo(b, cmd.healthzBindAddress != null, cmd.metricsBindAddress != null);
         b.detectLocal = cmd.localDetector.over(b.detectLocal);
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
         return new RunConfiguration(b.validate(), notes);

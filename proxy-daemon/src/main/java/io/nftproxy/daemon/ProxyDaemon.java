@@ -94,7 +94,10 @@ public final class ProxyDaemon implements AutoCloseable {
     private final CommitLedger ledger = new CommitLedger();
     private final TamperBackoff tamper = new TamperBackoff();
     private final SdNotify notify;
+    /** The status line and log while the first sync runs, which at cold start can take seconds. */
+    private final FirstSyncProgress firstSyncProgress;
     private final CountDownLatch firstSync = new CountDownLatch(1);
+    private volatile Runnable afterFirstSync = () -> { };
     private final List<AutoCloseable> closeables = new ArrayList<>();
     private volatile long lastRunNanos = System.nanoTime();
     private final SyncFollowUps followUps;
@@ -123,6 +126,7 @@ public final class ProxyDaemon implements AutoCloseable {
         });
         this.own = own;
         this.notify = notify;
+        this.firstSyncProgress = new FirstSyncProgress(notify::status, System::nanoTime);
         this.clock = clock;
         this.metrics = new ProxyMetrics(registry, true);
         metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),
@@ -138,6 +142,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.generation = new LazyGeneration(options.network());
         this.proxySync = new ProxySync(new GenerationTracker(this.client, generation::current, ledger),
                 options.renderer(), c.fullSyncPeriod(), ownPorts(c));
+        proxySync.progress(firstSyncProgress);
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);
     }
@@ -283,6 +288,13 @@ public final class ProxyDaemon implements AutoCloseable {
         runner.requestSync();
     }
 
+    /**
+     * {@code task} runs once, on the sync thread, after the first sync that programmed every table and before that
+     * sync counts as done (READY=1, {@link #awaitFirstSync}): for removing another proxy mode's rules, which until
+     * then serve the node's Services. Set before {@link #start}.
+     */
+    public void afterFirstSync(Runnable task) { this.afterFirstSync = task; }
+
     /** Waits for the first successful sync; true when it happened within the timeout. */
     public boolean awaitFirstSync(Duration timeout) throws InterruptedException {
         return firstSync.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
@@ -382,11 +394,18 @@ public final class ProxyDaemon implements AutoCloseable {
     public record Once(ProxySync.Result result, CleanupReport conntrack) {}
 
     private SyncRunner.Outcome runSync() {
+        if (firstSync.getCount() > 0) firstSyncProgress.starting(store.serviceCount(), store.endpointSliceCount());
         Synced s = sync();
         ProxySync.Result result = s.result();
         if (!result.success()) return SyncRunner.Outcome.FAILED;
         // Ready as soon as /healthz says so: the tables are programmed; the follow-ups below are not part of that.
         if (firstSync.getCount() > 0) {
+            firstSyncProgress.finished();
+            try {
+                afterFirstSync.run();
+            } catch (RuntimeException e) {
+                LOG.warn("after the first sync error={}", e.toString());
+            }
             firstSync.countDown();
             notify.ready("tables programmed");
             LOG.info("first sync done services={} endpointSlices={}", store.serviceCount(), store.endpointSliceCount());

@@ -13,8 +13,9 @@ import java.util.List;
 /**
  * The conntrack sysctls kube-proxy sets at start, set the same way: each only when its setting is not 0 (tcpBeLiberal:
  * only when true), and each written only when the kernel's value differs, so a second start with fewer privileges
- * (after {@code --init-only}) finds nothing to write. nf_conntrack_max is max(maxPerCore x CPUs, min), and the
- * conntrack hash table is grown to a quarter of it when smaller.
+ * (after {@code --init-only}) finds nothing to write. nf_conntrack_max is max(maxPerCore x CPUs, min), the product
+ * capped at {@link #SCALED_MAX_CAP} first as kube-proxy 1.36 caps it, and the conntrack hash table is grown to a
+ * quarter of it when smaller.
  *
  * <p>The timeouts and be_liberal belong to the network namespace; nf_conntrack_max and the hash size belong to the
  * whole host, and the kernel makes nf_conntrack_max read-only outside the host's initial namespace. There it is
@@ -23,6 +24,13 @@ import java.util.List;
 public final class ConntrackSysctls {
     public static final String MAX = "nf_conntrack_max";
     public static final String HASHSIZE = "hashsize";
+    /**
+     * kube-proxy 1.36's ceiling on maxPerCore x CPUs (kubernetes PR 137002, pkg/proxy/conntrack getConntrackMax):
+     * without it a 512-CPU node asked the kernel for 16 M entries. As there, it caps the product before the floor
+     * is compared, so a product above it gives exactly this value even when {@code min} is larger; a {@code min}
+     * above it still applies when the product is below {@code min}.
+     */
+    public static final long SCALED_MAX_CAP = 1_048_576;
 
     /** One sysctl and the value wanted. */
     public record Setting(String name, long value) {}
@@ -85,7 +93,9 @@ public final class ConntrackSysctls {
     /** nf_conntrack_max for these settings on a node with {@code cpus} CPUs; 0 when it is to be left alone. */
     public static long max(ConntrackSettings c, int cpus) {
         if (c.maxPerCore() <= 0) return 0;
-        return Math.max((long) c.maxPerCore() * cpus, c.min());
+        long scaled = (long) c.maxPerCore() * cpus;
+        if (scaled > SCALED_MAX_CAP) return SCALED_MAX_CAP;
+        return Math.max(scaled, c.min());
     }
 
     /** The sysctls to set, in kube-proxy's order, without the hash size (which follows nf_conntrack_max). */

@@ -20,6 +20,9 @@ import java.util.Set;
  * KUBE-SVL-, KUBE-SEP-, KUBE-FW-, KUBE-EXT-); in the filter table KUBE-SERVICES, KUBE-EXTERNAL-SERVICES,
  * KUBE-FORWARD, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, KUBE-PROXY-CANARY; the mangle canary. kubelet's chains
  * (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-MARK-DROP) and everything else stay.
+ * nftproxy removes them later than kube-proxy: the daemon after its first sync has programmed both tables
+ * (until then they serve the node's Services), {@code cleanup --other-modes} and {@code --all} on request;
+ * {@link #find()} lists them without removing anything ({@code run --dry-run}).
  *
  * <p>Each table is one {@code iptables-restore --noflush}: flush the chains, delete the rules of other chains that
  * jump to them (kube-proxy deletes its own jump rules by their exact text first; taking them from the saved table
@@ -94,11 +97,19 @@ public final class OtherModeLeftovers {
         this.ipvsMode = ipvsMode;
     }
 
-    public Outcome remove() {
+    public Outcome remove() { return sweep(true); }
+
+    /**
+     * What {@link #remove()} would remove now, changing nothing: the same reads ({@code iptables-save},
+     * {@code ipvsadm --save}, {@code ip link}, {@code ipset list -n}), none of the writes. For {@code run --dry-run}.
+     */
+    public Outcome find() { return sweep(false); }
+
+    private Outcome sweep(boolean apply) {
         List<Removed> removed = new ArrayList<>();
         List<String> failures = new ArrayList<>();
         List<Backend> backends = installedBackends();
-        removeChains(backends, false, removed, failures);
+        removeChains(backends, false, apply, removed, failures);
         boolean ipvs;
         try {
             ipvs = ipvsMode != null ? ipvsMode : procNet("ip_vs");
@@ -106,21 +117,21 @@ public final class OtherModeLeftovers {
             failures.add("ip_vs: " + e.getMessage());
             ipvs = false;
         }
-        if (ipvs) removeIpvs(backends, removed, failures);
+        if (ipvs) removeIpvs(backends, apply, removed, failures);
         return new Outcome(removed, failures);
     }
 
-    private void removeIpvs(List<Backend> backends, List<Removed> removed, List<String> failures) {
+    private void removeIpvs(List<Backend> backends, boolean apply, List<Removed> removed, List<String> failures) {
         try {
             if (procNet("ip_vs")) {
                 KernelNamespace.Result list = run(null, ipvsadm(), "--save", "-n");
                 if (!list.ok()) throw new IOException("ipvsadm --save failed: " + list.stderr().strip());
                 List<String> services = list.stdout().lines().filter(l -> l.startsWith("-A ")).map(l -> l.substring(3)).toList();
-                if (!services.isEmpty()) {
+                if (!services.isEmpty() && apply) {
                     KernelNamespace.Result clear = run(null, ipvsadm(), "--clear");
                     if (!clear.ok()) throw new IOException("ipvsadm --clear failed: " + clear.stderr().strip());
-                    removed.add(new Removed("ipvs", "virtual servers", services));
                 }
+                if (!services.isEmpty()) removed.add(new Removed("ipvs", "virtual servers", services));
             }
         } catch (IOException e) {
             failures.add("IPVS virtual servers: " + e.getMessage());
@@ -131,18 +142,32 @@ public final class OtherModeLeftovers {
                 if (!link.stdout().contains("\n    dummy ")) {
                     throw new IOException(IPVS_LINK + " is not a dummy link; left alone");
                 }
-                KernelNamespace.Result del = run(null, "ip", "link", "del", IPVS_LINK);
-                if (!del.ok()) throw new IOException("ip link del " + IPVS_LINK + ": " + del.stderr().strip());
+                if (apply) {
+                    KernelNamespace.Result del = run(null, "ip", "link", "del", IPVS_LINK);
+                    if (!del.ok()) throw new IOException("ip link del " + IPVS_LINK + ": " + del.stderr().strip());
+                }
                 removed.add(new Removed("ip", "link", List.of(IPVS_LINK)));
             }
         } catch (IOException e) {
             failures.add(IPVS_LINK + ": " + e.getMessage());
         }
-        removeChains(backends, true, removed, failures);
+        removeChains(backends, true, apply, removed, failures);
         // After the chains: the kernel refuses to destroy a set a rule still matches on.
         Optional<String> ipset = KernelNamespace.executable("ipset");
         if (ipset.isEmpty()) return;
         List<String> destroyed = new ArrayList<>();
+        if (!apply) {
+            try {
+                KernelNamespace.Result names = run(null, ipset.get(), "list", "-n");
+                if (!names.ok()) throw new IOException("ipset list -n failed: " + names.stderr().strip());
+                Set<String> present = Set.copyOf(names.stdout().lines().map(String::strip).toList());
+                for (String set : IPVS_SETS) if (present.contains(set)) destroyed.add(set);
+            } catch (IOException e) {
+                failures.add("ipset: " + e.getMessage());
+            }
+            if (!destroyed.isEmpty()) removed.add(new Removed("ipset", "sets", destroyed));
+            return;
+        }
         for (String set : IPVS_SETS) {
             try {
                 KernelNamespace.Result r = run(null, ipset.get(), "destroy", set);
@@ -156,11 +181,12 @@ public final class OtherModeLeftovers {
     }
 
     /** The iptables (or, {@code ipvs}, the IPVS) mode's chains from each backend's tables; a failure does not stop the rest. */
-    private void removeChains(List<Backend> backends, boolean ipvs, List<Removed> removed, List<String> failures) {
+    private void removeChains(List<Backend> backends, boolean ipvs, boolean apply, List<Removed> removed, List<String> failures) {
         for (Backend b : backends) {
             for (String table : ipvs ? List.of("nat", "filter") : List.of("nat", "filter", "mangle")) {
                 try {
-                    removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of())
+                    removeFrom(b, table, chains(table, ipvs), !ipvs && table.equals("nat") ? SERVICE_CHAIN_PREFIXES : List.of(), apply)
+                            .flatMap(r -> apply ? Optional.of(r) : notListedYet(r, removed))
                             .ifPresent(removed::add);
                 } catch (IOException e) {
                     failures.add(b.name() + " " + table + (ipvs ? " (IPVS mode)" : "") + ": " + e.getMessage());
@@ -169,17 +195,30 @@ public final class OtherModeLeftovers {
         }
     }
 
+    /**
+     * Without {@code apply} nothing was removed by the iptables-mode step, so the IPVS-mode step finds the names both
+     * modes use (KUBE-SERVICES, KUBE-FORWARD, ...) again: listed once, as {@link #remove()} removes them once.
+     */
+    private static Optional<Removed> notListedYet(Removed r, List<Removed> listed) {
+        Set<String> seen = new LinkedHashSet<>();
+        for (Removed l : listed) if (l.backend().equals(r.backend()) && l.table().equals(r.table())) seen.addAll(l.chains());
+        List<String> rest = r.chains().stream().filter(c -> !seen.contains(c)).toList();
+        return rest.isEmpty() ? Optional.empty() : Optional.of(new Removed(r.backend(), r.table(), rest));
+    }
+
     private static String ipvsadm() throws IOException {
         return KernelNamespace.executable("ipvsadm").orElseThrow(() -> new IOException("ipvsadm is not installed"));
     }
 
-    private Optional<Removed> removeFrom(Backend b, String table, List<String> chains, List<String> prefixes) throws IOException {
+    private Optional<Removed> removeFrom(Backend b, String table, List<String> chains, List<String> prefixes, boolean apply)
+            throws IOException {
         if (b.legacy() && !legacyTablePresent(b.ipv6(), table)) return Optional.empty();
         KernelNamespace.Result saved = run(null, b.save(), "-t", table);
         // A family or table this iptables cannot read (no kernel support) has nothing of kube-proxy's in it either.
         if (!saved.ok()) return Optional.empty();
         Optional<String> restore = restoreInput(table, saved.stdout(), chains, prefixes);
         if (restore.isEmpty()) return Optional.empty();
+        if (!apply) return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));
         KernelNamespace.Result r = run(restore.get(), b.restore(), "--noflush");
         if (!r.ok()) throw new IOException(b.restore() + " failed (exit " + r.exitCode() + "): " + r.stderr().strip());
         return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));

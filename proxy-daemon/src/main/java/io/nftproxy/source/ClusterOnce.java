@@ -28,9 +28,9 @@ public final class ClusterOnce {
     /**
      * Lists the cluster as {@code nodeName} sees it; waits at most {@code timeout} for all lists.
      *
-     * @throws NotRead at once when the server refuses the connection, its name does not resolve, its certificate is
-     *                 not trusted or the credentials are refused ({@link ApiServer.Failure#definite}); when a list did
-     *                 not arrive in time otherwise (no answer, 429, 5xx, a slow server)
+     * @throws NotRead at once when the server refuses the connection, its name does not resolve or its certificate
+     *                 is not trusted ({@link ApiServer.Failure#definite}); when a list did not arrive in time otherwise
+     *                 (no answer, 401/403, 429, 5xx, a slow server)
      */
     public static LoadResult read(ApiServer api, String nodeName, Duration timeout) throws NotRead, InterruptedException {
         ClusterStore store = new ClusterStore();
@@ -42,8 +42,8 @@ public final class ClusterOnce {
         try (KubernetesSource source = new KubernetesSource(api, store, Duration.ZERO, nodeWait, reachability)) {
             source.start(nodeName);
             while (!store.ready()) {
-                // Refused, no such name, an untrusted certificate, credentials refused: the answer is not going to
-                // change within the timeout, so the command says so now instead of waiting it out.
+                // Refused, no such name, an untrusted certificate: the answer is not going to change within the
+                // timeout, so the command says so now instead of waiting it out.
                 ApiServer.Failure definite = reachability.failures().values().stream().filter(ApiServer.Failure::definite)
                         .findFirst().orElse(null);
                 if (definite != null) throw new NotRead("API server " + api.url() + " unusable: " + definite.detail());

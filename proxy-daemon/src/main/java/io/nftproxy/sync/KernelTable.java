@@ -71,6 +71,7 @@ public final class KernelTable {
     private final Map<String, Instant> staleChains = new LinkedHashMap<>();
     private long failedTransactions;
     private long failedStaleDeletes;
+    private volatile ApplyProgress progress = ApplyProgress.NONE;
     /** A read-back started early (while the cluster is still being listed), for the first {@link #converge}. */
     private final AtomicReference<CompletableFuture<ReadBack>> early = new AtomicReference<>();
 
@@ -85,6 +86,9 @@ public final class KernelTable {
         this.client = Objects.requireNonNull(client);
         this.commandBudget = commandBudget;
     }
+
+    /** Who is told of each committed part of a transaction that is cut into parts. */
+    public void progress(ApplyProgress p) { progress = Objects.requireNonNull(p); }
 
     /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
     public long failedTransactions() { return failedTransactions; }
@@ -181,6 +185,7 @@ public final class KernelTable {
         if (tx.isEmpty()) return NOTHING_SENT;
         List<Transaction> parts = TransactionSplitter.split(tx, commandBudget);
         long longest = 0;
+        int done = 0;
         for (int k = 0; k < parts.size(); k++) {
             long t = System.nanoTime();
             try {
@@ -189,6 +194,8 @@ public final class KernelTable {
                 return new Applied(k, parts.size(), Duration.ofNanos(Math.max(longest, System.nanoTime() - t)), e);
             }
             longest = Math.max(longest, System.nanoTime() - t);
+            done += parts.get(k).size();
+            if (parts.size() > 1) progress.partCommitted(family, k + 1, parts.size(), done, tx.size());
         }
         return new Applied(parts.size(), parts.size(), Duration.ofNanos(longest), null);
     }

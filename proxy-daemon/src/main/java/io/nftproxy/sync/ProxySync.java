@@ -153,6 +153,9 @@ public final class ProxySync {
 
     public KernelTable kernel(IpFamily f) { return kernel.get(f); }
 
+    /** Who is told of each committed part of a transaction cut into parts, in either family. */
+    public void progress(ApplyProgress p) { kernel.values().forEach(k -> k.progress(p)); }
+
     /** Both next syncs read the kernel back: for tampering reported by the monitor, say. Thread-safe. */
     public void requestReadBack() {
         kernel.values().forEach(KernelTable::discardEarlyReadBack);

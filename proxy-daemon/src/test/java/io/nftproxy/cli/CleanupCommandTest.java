@@ -29,4 +29,18 @@ class CleanupCommandTest {
         assertTrue(err.toString().startsWith("nftproxy: nft unavailable"), err.toString());
         assertEquals("", out.toString(), "nothing claimed deleted");
     }
+
+    @Test
+    void otherModesAndAllAreOneChoice() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cl = new CommandLine(new CleanupCommand((mode, netns, childStarted) -> {
+            throw new AssertionError("nothing is opened for a refused command line");
+        }));
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        assertEquals(ExitCodes.USAGE, cl.execute("--other-modes", "--all"));
+        assertTrue(err.toString().contains("--other-modes and --all: give one"), err.toString());
+        assertEquals("", out.toString());
+    }
 }

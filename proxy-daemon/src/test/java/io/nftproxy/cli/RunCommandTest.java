@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -65,6 +66,8 @@ class RunCommandTest {
     private static FakeSysctls sysctls = new FakeSysctls();
     /** The namespaces the iptables-mode cleanup was asked for: never the real kernel's from here. */
     private static final List<String> leftoverRemovals = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The namespaces --dry-run looked for them in; it finds one chain. */
+    private static final List<String> leftoverLookups = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     private static Run runArgs(RunCommand.ClientFactory clients, List<String> args) {
         StringWriter out = new StringWriter();
@@ -72,6 +75,10 @@ class RunCommandTest {
         CommandLine cl = new CommandLine(new RunCommand(clients, netns -> sysctls, netns -> {
             leftoverRemovals.add(String.valueOf(netns));
             return io.nftproxy.node.OtherModeLeftovers.Outcome.NONE;
+        }, netns -> {
+            leftoverLookups.add(String.valueOf(netns));
+            return new io.nftproxy.node.OtherModeLeftovers.Outcome(List.of(new io.nftproxy.node.OtherModeLeftovers.Removed(
+                    "iptables-nft", "nat", List.of("KUBE-SERVICES"))), List.of());
         }));
         cl.setOut(new PrintWriter(out, true));
         cl.setErr(new PrintWriter(err, true));
@@ -195,6 +202,71 @@ class RunCommandTest {
         for (String v : List.of("-v", "--v")) assertEquals(ExitCodes.OK, run(fake(new FakeNftClient()), "--once", v, "4").exit());
     }
 
+    /**
+     * kube-proxy's flags that change nothing here are accepted at any value, each with one WARN naming the flag and
+     * what it does not do here: a kube-proxy or distribution unit's command line runs unchanged.
+     */
+    @Test
+    void kubeProxysHarmlessFlagsAreAcceptedWithOneWarningEach() {
+        List<String> harmless = List.of("--oom-score-adj=-999", "--oom-score-adj=500", "--profiling", "--profiling=false",
+                "--feature-gates=Foo=true", "--kube-api-qps=5", "--kube-api-burst", "10", "--kube-api-content-type=application/json",
+                "--config-sync-period=15m", "--iptables-masquerade-bit=13", "--iptables-localhost-nodeports=false",
+                "--ipvs-scheduler=rr", "--ipvs-strict-arp", "--vmodule=proxier=4", "--logtostderr=true",
+                "--show-hidden-metrics-for-version=1.35", "--bind-address-hard-fail=false");
+        Run r = run(fake(new FakeNftClient()), concat(List.of("--once"), harmless));
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+
+        RunCommand cmd = new RunCommand();
+        CommandLine cl = new CommandLine(cmd);
+        CommandLine.ParseResult pr = cl.parseArgs(concat(List.of("--manifests", RenderCommandTest.EXAMPLES.toString(),
+                "--hostname-override", "k8s-node-1"), harmless));
+        List<io.nftproxy.config.ConfigFile.Note> notes = assertDoesNotThrow(() -> RunConfiguration.of(cmd, pr)).notes();
+        Map<String, Long> warnings = new HashMap<>();
+        for (var n : notes) if (n.level() == org.slf4j.event.Level.WARN) warnings.merge(n.field(), 1L, Long::sum);
+        assertEquals(Set.of("--oom-score-adj", "--profiling", "--feature-gates", "--kube-api-qps", "--kube-api-burst",
+                "--kube-api-content-type", "--config-sync-period", "--iptables-masquerade-bit", "--iptables-localhost-nodeports",
+                "--ipvs-scheduler", "--ipvs-strict-arp", "--vmodule", "--logtostderr", "--show-hidden-metrics-for-version",
+                "--bind-address-hard-fail"), warnings.keySet());
+        assertTrue(warnings.values().stream().allMatch(c -> c == 1), "one warning per flag, even given twice: " + warnings);
+        assertTrue(notes.stream().anyMatch(n -> n.toString().equals("--oom-score-adj: ignored: the daemon does not change its "
+                + "own OOM score (kube-proxy sets -999 on itself); under systemd set OOMScoreAdjust= in the unit")), notes.toString());
+        assertTrue(notes.stream().anyMatch(n -> n.toString().equals("--profiling: ignored: nftproxy serves no /debug/pprof endpoints")), notes.toString());
+        // --bind-address-hard-fail=true is what nftproxy does anyway: nothing to say.
+        CommandLine.ParseResult hardFail = new CommandLine(new RunCommand()).parseArgs("--manifests", "x", "--bind-address-hard-fail");
+        assertEquals(Boolean.TRUE, ((RunCommand) hardFail.commandSpec().userObject()).kubeProxyFlags.bindAddressHardFail);
+    }
+
+    /** Every flag with a reason to be ignored is an option of run, hidden from --help, and every hidden kube-proxy flag has a reason. */
+    @Test
+    void theIgnoredFlagsAndTheirReasonsAreTheSameSet() {
+        CommandLine.Model.CommandSpec run = new CommandLine(new RunCommand()).getCommandSpec();
+        Set<String> hidden = new java.util.TreeSet<>();
+        for (CommandLine.Model.OptionSpec o : run.options()) if (o.hidden()) hidden.addAll(List.of(o.names()));
+        hidden.remove("--netns");
+        assertEquals(new java.util.TreeSet<>(KubeProxyFlags.IGNORED.keySet()), hidden);
+    }
+
+    /** kube-proxy's deprecated --healthz-port and --metrics-port set the port of the bind address; 0 turns the server off. */
+    @Test
+    void deprecatedPortFlagsSetThePortOfTheBindAddress() {
+        RunCommand cmd = new RunCommand();
+        CommandLine.ParseResult pr = new CommandLine(cmd).parseArgs("--manifests", RenderCommandTest.EXAMPLES.toString(),
+                "--hostname-override", "k8s-node-1", "--healthz-port=10300", "--metrics-port=0");
+        io.nftproxy.config.ProxyConfig c = assertDoesNotThrow(() -> RunConfiguration.of(cmd, pr)).config();
+        assertEquals(new java.net.InetSocketAddress("0.0.0.0", 10300), c.healthzBindAddress());
+        assertEquals(0, c.metricsBindAddress().getPort());
+        RunCommand both = new RunCommand();
+        CommandLine.ParseResult pr2 = new CommandLine(both).parseArgs("--manifests", RenderCommandTest.EXAMPLES.toString(),
+                "--hostname-override", "k8s-node-1", "--healthz-port=10300", "--healthz-bind-address=127.0.0.1:10400");
+        assertEquals(10400, assertDoesNotThrow(() -> RunConfiguration.of(both, pr2)).config().healthzBindAddress().getPort());
+    }
+
+    private static String[] concat(List<String> a, List<String> b) {
+        List<String> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all.toArray(String[]::new);
+    }
+
     /** What nftproxy would not honour is refused by name, with the reason, by the daemon and --once alike. */
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
@@ -205,9 +277,9 @@ class RunCommandTest {
             "--conntrack-max-per-core=-1 | conntrack.maxPerCore (--conntrack-max-per-core): invalid value \"-1\"",
             "--conntrack-tcp-timeout-established=-1h | --conntrack-tcp-timeout-established: invalid value \"-1h\"",
             "--bind-address=node-1 | --bind-address: invalid value \"node-1\"",
-            "--oom-score-adj=-999 | --oom-score-adj: invalid value \"(given)\"; allowed: not given: the daemon does not change its own OOM score",
-            "--ipvs-scheduler=rr | kube-proxy's ipvs mode only",
-            "--profiling | /debug/pprof",
+            "--master=192.168.10.1:6443 | --master: invalid value \"192.168.10.1:6443\"; allowed: the API server's URL, such as https://192.168.10.1:6443",
+            "--master=https://192.168.10.1:6443 | --master: invalid value \"https://192.168.10.1:6443\"; allowed: not with --manifests",
+            "--healthz-port=70000 | --healthz-port: invalid value \"70000\"; allowed: a port 0..65535",
             "--min-sync-period=1x | --min-sync-period: invalid value \"1x\"",
             "--nodeport-addresses=primary,10.0.0.0/8 | nodePortAddresses (--nodeport-addresses): invalid value \"primary,10.0.0.0/8\"",
             "--node-ip=192.168.10.1,192.168.10.2 | --node-ip: invalid value",
@@ -238,7 +310,8 @@ class RunCommandTest {
         leftoverRemovals.clear();
         Run r = run(fake(f), "--init-only");
         assertEquals(ExitCodes.OK, r.exit(), r.err());
-        assertEquals(List.of("null"), leftoverRemovals, "kube-proxy's --init-only removes the iptables-mode chains too");
+        assertEquals(List.of(), leftoverRemovals, "unlike kube-proxy's, --init-only leaves the iptables-mode rules: they serve "
+                + "the node until the daemon's first sync");
         assertNull(f.dump(IpFamily.IPV4));
         assertEquals(List.of("nf_conntrack_tcp_timeout_established=86400", "nf_conntrack_tcp_timeout_close_wait=3600"), sysctls.writes);
         assertTrue(r.out().contains("nf_conntrack_max left at 262144, not " + Math.max(131072, 32768L * ConntrackSysctls.cpus())), r.out());
@@ -247,6 +320,48 @@ class RunCommandTest {
         assertEquals(ExitCodes.OK, run(fake(f), "--init-only").exit());
         assertEquals(List.of(), sysctls.writes);
         assertEquals(ExitCodes.USAGE, run(fake(f), "--init-only", "--proxy-mode=ipvs").exit());
+    }
+
+    /**
+     * --dry-run reports the configuration, the source, nft, the sysctls a start would set and the leftovers it would
+     * remove, and changes nothing: no transaction, no sysctl written, no leftover removed. It takes no one-shot step.
+     */
+    @Test
+    void dryRunSaysWhatAStartWouldChangeAndChangesNothing() {
+        sysctls = new FakeSysctls();
+        FakeNftClient f = new FakeNftClient();
+        leftoverRemovals.clear();
+        leftoverLookups.clear();
+        Run r = run(fake(f), "--dry-run");
+        assertEquals(ExitCodes.OK, r.exit(), r.out() + r.err());
+        assertNull(f.dump(IpFamily.IPV4));
+        assertNull(f.dump(IpFamily.IPV6));
+        assertEquals(List.of(), sysctls.writes);
+        assertEquals(List.of(), leftoverRemovals);
+        assertEquals(List.of("null"), leftoverLookups);
+        for (String line : List.of("config     ok: no --config, node k8s-node-1",
+                "source     ok: --manifests " + RenderCommandTest.EXAMPLES,
+                "nft        ok: ",
+                "sysctl     would set nf_conntrack_tcp_timeout_established=86400 (now 432000)",
+                "sysctl     would set nf_conntrack_tcp_timeout_close_wait=3600 (now 60)",
+                "sysctl     nf_conntrack_max left at 262144",
+                "leftovers  after its first sync the daemon would remove kube-proxy's iptables/IPVS-mode leftovers, 1 removed: iptables-nft nat: KUBE-SERVICES",
+                "result     ok; nothing was changed")) {
+            assertTrue(r.out().contains(line), line + " in:\n" + r.out());
+        }
+        Run noNft = run((mode, netns, childStarted) -> { throw new java.io.IOException("no nft here"); }, "--dry-run");
+        assertEquals(ExitCodes.NFT_UNAVAILABLE, noNft.exit(), noNft.out());
+        assertTrue(noNft.out().contains("nft        FAILED: nftproxy: cannot open nft: no nft here")
+                && noNft.out().contains("result     FAILED (exit 3); nothing was changed"), noNft.out());
+        assertTrue(noNft.out().contains("sysctl     would set"), "the other checks still run: " + noNft.out());
+        for (String oneShot : List.of("--init-only", "--cleanup", "--once")) {
+            Run both = run(fake(f), "--dry-run", oneShot);
+            assertEquals(ExitCodes.USAGE, both.exit(), oneShot);
+            assertTrue(both.err().contains("--dry-run checks what the daemon's start would do"), both.err());
+        }
+        assertEquals(List.of(), sysctls.writes);
+        assertEquals(List.of(), leftoverRemovals);
+        assertNull(f.dump(IpFamily.IPV4));
     }
 
     /** Flags and file give real values; 0 leaves a sysctl alone; in the host's namespace the hash size follows the limit. */

@@ -364,4 +364,36 @@ class ProxyDaemonTest {
         scheduler.advance(Duration.ofSeconds(5));
         assertFalse(fake.dump(IpFamily.IPV4).chains().containsKey(staleChain), "deleted once the kernel accepts it");
     }
+
+    /**
+     * The task after the first sync (the daemon's removal of kube-proxy's other modes' rules) waits for a sync that
+     * programmed both tables: not after one the kernel refused for a family, and only once.
+     */
+    @Test
+    void theTaskAfterTheFirstSyncWaitsForBothTablesAndRunsOnce() throws Exception {
+        List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        daemon.afterFirstSync(() -> seen.add("ipv4 " + (fake.dump(IpFamily.IPV4) != null) + ", ipv6 " + (fake.dump(IpFamily.IPV6) != null)
+                + ", first sync counted " + awaitedNow()));
+        fake.failWhen(tx -> tx.family() == IpFamily.IPV6);
+        apply(clusterOf(NODE, "10.180.1.1").snapshot());
+        assertTrue(fake.dump(IpFamily.IPV4) != null && fake.dump(IpFamily.IPV6) == null, "IPv4 programmed, IPv6 refused");
+        assertEquals(List.of(), seen, "a sync that failed for one family is not the first complete one");
+        assertFalse(daemon.awaitFirstSync(Duration.ZERO));
+
+        fake.failWhen(tx -> false);
+        scheduler.advance(Duration.ofSeconds(5));
+        assertEquals(List.of("ipv4 true, ipv6 true, first sync counted false"), seen,
+                "after the first sync that programmed both tables, before it counts as done (READY)");
+        assertTrue(daemon.awaitFirstSync(Duration.ZERO));
+        apply(clusterOf(NODE, "10.180.1.1", "10.180.1.2").snapshot());
+        assertEquals(1, seen.size(), "once");
+    }
+
+    private boolean awaitedNow() {
+        try {
+            return daemon.awaitFirstSync(Duration.ZERO);
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
 }

@@ -18,6 +18,25 @@ class ConntrackSysctlsTest {
         assertEquals(10, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMaxPerCore(5).withMin(0), 2));
     }
 
+    /**
+     * kube-proxy 1.36 caps the product at 1,048,576 before it compares it with min: 64 CPUs at the default 32768
+     * would be 2,097,152. Exactly 32 CPUs reaches the cap without passing it.
+     */
+    @Test
+    void theProductIsCappedAtOneMebiEntriesAsKubeProxy136Does() {
+        assertEquals(1_048_576, ConntrackSysctls.max(ConntrackSettings.DEFAULT, 64));
+        assertEquals(1_048_576, ConntrackSysctls.max(ConntrackSettings.DEFAULT, 512));
+        assertEquals(32768L * 32, ConntrackSysctls.max(ConntrackSettings.DEFAULT, 32));
+        assertEquals(1_048_575, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMaxPerCore(1_048_575).withMin(0), 1));
+        // The cap comes first: a larger min does not lift a capped product...
+        assertEquals(1_048_576, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMin(4_000_000), 64));
+        // ...but a min above both still wins over a product below it.
+        assertEquals(4_000_000, ConntrackSysctls.max(ConntrackSettings.DEFAULT.withMin(4_000_000), 8));
+        assertEquals(List.of(new ConntrackSysctls.Setting("nf_conntrack_max", 1_048_576),
+                new ConntrackSysctls.Setting("nf_conntrack_tcp_timeout_established", 86400),
+                new ConntrackSysctls.Setting("nf_conntrack_tcp_timeout_close_wait", 3600)), ConntrackSysctls.plan(ConntrackSettings.DEFAULT, 64));
+    }
+
     @Test
     void zeroDurationsAndFalseAreNotInThePlan() {
         ConntrackSettings none = new ConntrackSettings(0, 131072, Duration.ZERO, Duration.ZERO, false, Duration.ZERO, Duration.ZERO);

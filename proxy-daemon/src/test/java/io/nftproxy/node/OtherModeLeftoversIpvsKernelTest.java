@@ -74,7 +74,17 @@ class OtherModeLeftoversIpvsKernelTest {
                 System.out.println("OtherModeLeftoversIpvsKernelTest: ip_vs is loaded here; the gate opens by itself");
             }
 
+            // run --dry-run's look: what remove() will remove, each name once, and nothing removed by looking.
+            String natBefore = ns.execChecked("iptables-nft-save", "-t", "nat").replaceAll("(?m)^#.*\n", "");
+            String filterBefore = ns.execChecked("iptables-nft-save", "-t", "filter").replaceAll("(?m)^#.*\n", "");
+            String setsBefore = ns.execChecked("ipset", "list", "-n");
+            OtherModeLeftovers.Outcome found = new OtherModeLeftovers(ns.name(), true).find();
+            assertEquals(natBefore, ns.execChecked("iptables-nft-save", "-t", "nat").replaceAll("(?m)^#.*\n", ""));
+            assertEquals(filterBefore, ns.execChecked("iptables-nft-save", "-t", "filter").replaceAll("(?m)^#.*\n", ""));
+            assertEquals(setsBefore, ns.execChecked("ipset", "list", "-n"));
+
             OtherModeLeftovers.Outcome o = new OtherModeLeftovers(ns.name(), true).remove();
+            assertEquals(o.summary(), found.summary(), "find() lists what remove() removes");
             assertEquals(List.of(), o.failures().stream().filter(f -> !f.startsWith("IPVS virtual servers")).toList(), o.summary());
             String nat = ns.execChecked("iptables-nft-save", "-t", "nat");
             String filter = ns.execChecked("iptables-nft-save", "-t", "filter");

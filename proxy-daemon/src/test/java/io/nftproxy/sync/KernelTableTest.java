@@ -373,6 +373,30 @@ class KernelTableTest {
         assertEquals(want, fake.dump(V4));
     }
 
+    /** Each committed part of a cut change is reported as it is committed, with the commands so far; one part is not. */
+    @Test
+    void eachCommittedPartIsReportedAsItGoes() {
+        KernelTable k = new KernelTable(V4, fake, 20);
+        List<String> reported = new java.util.ArrayList<>();
+        k.progress((family, part, parts, done, commands) -> reported.add(family + " " + part + "/" + parts + " " + done + "/"
+                + commands + " applied=" + fake.commandsApplied()));
+        TableContent want = renderFast(many(30).snapshot());
+        int total = Differ.diff(null, want).transaction().size();
+        SyncResult r = k.converge(want, T0);
+        assertTrue(r.success(), r::toString);
+        assertEquals(r.parts(), reported.size(), reported::toString);
+        for (int i = 0; i < reported.size(); i++) {
+            String line = reported.get(i);
+            assertTrue(line.startsWith(V4 + " " + (i + 1) + "/" + r.parts() + " "), line);
+            String done = line.split(" ")[2].split("/")[0];
+            assertTrue(line.endsWith("/" + total + " applied=" + done), "reported after the part was committed: " + line);
+        }
+        assertTrue(reported.get(reported.size() - 1).contains(" " + total + "/" + total + " "), reported::toString);
+        reported.clear();
+        k.commit(Differ.diff(want, renderFast(many(31).snapshot())), T0);
+        assertEquals(List.of(), reported, "a change within the budget is one transaction, with nothing to report");
+    }
+
     @Test
     void theLongestPartOfACutChangeIsReportedAndLogged() {
         AtomicInteger calls = new AtomicInteger();

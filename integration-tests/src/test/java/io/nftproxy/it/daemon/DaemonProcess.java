@@ -32,10 +32,25 @@ public final class DaemonProcess implements AutoCloseable {
      */
     public static DaemonProcess start(KernelNamespace ns, UnaryOperator<List<String>> wrap, Map<String, String> env, String... args)
             throws IOException {
+        List<String> run = new ArrayList<>(List.of("run"));
+        run.addAll(List.of(args));
+        return launch(ns, wrap, env, run);
+    }
+
+    /**
+     * Starts {@code nftproxy ARGS} with no command in {@code ns}, as kube-proxy is invoked: a kube-proxy command
+     * line (kubeadm's DaemonSet's) with the binary swapped.
+     */
+    public static DaemonProcess startWithoutCommand(KernelNamespace ns, String... args) throws IOException {
+        return launch(ns, UnaryOperator.identity(), Map.of(), List.of(args));
+    }
+
+    private static DaemonProcess launch(KernelNamespace ns, UnaryOperator<List<String>> wrap, Map<String, String> env,
+                                        List<String> args) throws IOException {
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> java = new ArrayList<>(List.of(javaBin, "-Dlog4j2.configurationFile=log4j2.xml", "-cp",
-                System.getProperty("java.class.path"), "io.nftproxy.cli.Main", "run"));
-        java.addAll(List.of(args));
+                System.getProperty("java.class.path"), "io.nftproxy.cli.Main"));
+        java.addAll(args);
         List<String> argv = new ArrayList<>(List.of("ip", "netns", "exec", ns.name()));
         argv.addAll(wrap.apply(java));
         Path log = Files.createTempFile("nftp-daemon-", ".log");

@@ -26,7 +26,13 @@ class LauncherClassDataSharingTest {
     private record Run(int exit, String stdout, String stderr) {}
 
     private static Run run(Map<String, String> env) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(LAUNCHER.toString(), "run", "--help");
+        return run(env, "run", "--help");
+    }
+
+    private static Run run(Map<String, String> env, String... args) throws IOException, InterruptedException {
+        List<String> argv = new java.util.ArrayList<>(List.of(LAUNCHER.toString()));
+        argv.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().remove("NFTPROXY_NO_CDS");
         pb.environment().remove("NFTPROXY_JAVA_OPTS");
         pb.environment().putAll(env);
@@ -58,5 +64,23 @@ class LauncherClassDataSharingTest {
         assertEquals(0, second.exit(), "the archive maps (-Xshare:on fails otherwise): " + second.stderr());
         assertTrue(second.stdout().startsWith("Usage: nftproxy run"), second.stdout());
         assertEquals(archives(cds), archives(cds), "nothing rewritten");
+    }
+
+    /**
+     * kube-proxy's shape (flags, no command) is the daemon too, and gets its archive; the top level's own
+     * {@code --version} is not, and writes none.
+     */
+    @Test
+    void kubeProxysShapeIsARunAndTheVersionIsNot(@TempDir Path tmp) throws Exception {
+        Path cds = tmp.resolve("cds");
+        Run version = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), "--version");
+        assertEquals(0, version.exit(), version.stderr());
+        assertTrue(version.stdout().startsWith("nftproxy "), version.stdout());
+        assertEquals(List.of(), archives(cds), "no archive for --version");
+
+        Run shaped = run(Map.of("NFTPROXY_CDS_DIR", cds.toString()), "--hostname-override=node-1", "--help");
+        assertEquals(0, shaped.exit(), shaped.stderr());
+        assertTrue(shaped.stdout().startsWith("Usage: nftproxy run"), "flags with no command are run's:\n" + shaped.stdout());
+        assertEquals(1, archives(cds).size(), "the daemon's archive: " + shaped.stderr());
     }
 }

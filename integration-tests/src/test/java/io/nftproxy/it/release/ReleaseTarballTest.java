@@ -96,7 +96,7 @@ class ReleaseTarballTest {
         assertEquals(0, v.exit(), v.toString());
         assertTrue(v.stdout().startsWith("nftproxy "), v.stdout());
         // The shipped template is a configuration the daemon accepts as it is.
-        // --init-only writes conntrack sysctls and removes iptables leftovers: only ever in a namespace of this test's.
+        // --init-only writes conntrack sysctls: only ever in a namespace of this test's.
         KernelTests.assumeAvailable();
         try (KernelNamespace ns = KernelNamespace.create("reltpl")) {
             ReleaseTarball.Run check = ReleaseTarball.run(List.of(KernelNamespace.executable("ip").orElseThrow(), "netns", "exec",

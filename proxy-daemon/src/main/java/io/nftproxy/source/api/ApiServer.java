@@ -76,6 +76,15 @@ public final class ApiServer {
         return dir == null ? Path.of(file) : dir.resolve(file);
     }
 
+    /**
+     * This connection's credentials and TLS settings at another URL: kube-proxy's {@code --master}, which replaces
+     * the kubeconfig's server and keeps the rest.
+     */
+    public ApiServer at(URI server) {
+        Config moved = new io.fabric8.kubernetes.client.ConfigBuilder(config).withMasterUrl(server.toString()).build();
+        return new ApiServer(moved, tokenFile);
+    }
+
     /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
     public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null), null); }
 
@@ -115,6 +124,35 @@ public final class ApiServer {
         if (config.getImpersonateUsername() != null) b.header("Impersonate-User", config.getImpersonateUsername());
         if (config.getImpersonateGroups() != null) for (String g : config.getImpersonateGroups()) b.header("Impersonate-Group", g);
         return http.send(b.build(), info -> new StreamBody(idle));
+    }
+
+    /**
+     * One GET of {@code /version}, bounded by {@code limit} as a whole (connect, TLS, response): {@code run --dry-run}
+     * asks it to report on the server in seconds (the daemon itself never stops for it: its watches retry). Null when the
+     * server answered (any status but 401, which means the kubeconfig's credentials are refused), else why not.
+     */
+    public Failure firstContact(Duration limit) throws InterruptedException {
+        java.util.concurrent.CompletableFuture<Failure> f = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                HttpResponse<InputStream> r = get("version", limit, limit);
+                r.body().close();   // the answer is all we wanted; a StreamBody's close never fails
+                return r.statusCode() == 401 ? new Failure("unauthorized", "HTTP 401: the kubeconfig's credentials are refused") : null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new Failure("interrupted", "interrupted");
+            } catch (IOException | RuntimeException e) {
+                return failure(e);
+            }
+        });
+        try {
+            return f.get(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            f.cancel(true);
+            return new Failure("silent", "no answer within " + limit.toSeconds() + " s (a firewall dropping packets, or "
+                    + "a host that is down)");
+        } catch (java.util.concurrent.ExecutionException e) {
+            return failure(e.getCause());
+        }
     }
 
     private String authorization() throws IOException {
@@ -159,12 +197,14 @@ public final class ApiServer {
      */
     public record Failure(String category, String detail) {
         /** The categories for which the network or the server said no at once, rather than nothing. */
-        private static final java.util.Set<String> DEFINITE = java.util.Set.of(UNREACHABLE, UNRESOLVABLE, UNTRUSTED, "HTTP 401", "HTTP 403");
+        private static final java.util.Set<String> DEFINITE = java.util.Set.of(UNREACHABLE, UNRESOLVABLE, UNTRUSTED);
 
         /**
-         * The connection was refused, the name does not resolve, the certificate is not trusted or the credentials are
-         * refused: an answer that waiting a few seconds does not change. A one-shot command fails at once on it; the
-         * daemon retries all the same (the server may come up, the DNS record appear, the CA file be put right).
+         * The connection was refused, the name does not resolve or the certificate is not trusted: an answer that
+         * waiting a few seconds does not change. A one-shot command fails at once on it; the daemon retries all the
+         * same (the server may come up, the DNS record appear, the CA file be put right). Not 401/403: a restarting
+         * API server answers 403 to kube-proxy's user for a moment before its RBAC is loaded (seen in
+         * DaemonAgainstApiServerTest), so those are waited out like a 5xx.
          */
         public boolean definite() { return DEFINITE.contains(category); }
 
