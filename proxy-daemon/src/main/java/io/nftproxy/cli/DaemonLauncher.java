@@ -230,6 +230,7 @@ final class DaemonLauncher {
                     : ApiServer.of(new io.fabric8.kubernetes.client.ConfigBuilder(io.fabric8.kubernetes.client.Config.empty())
                             .withMasterUrl(master.toString()).build());
         }
+        LOG.info("API server url={} from=\"{}\"", api.url(), api.origin());
         if (api.insecure()) {
             LOG.warn("the kubeconfig disables TLS verification (insecure-skip-tls-verify); the API server's identity is not checked");
         }

@@ -32,6 +32,9 @@ public final class LiveCluster {
         ApiServer api;
         try {
             api = ApiServer.fromKubeconfig(kubeconfig);
+        } catch (IllegalArgumentException e) {
+            // The caller's message names the file: the reason alone, not "kubeconfig FILE: ..." again.
+            throw new IOException(ApiServer.reason(e), e);
         } catch (RuntimeException e) {
             // fabric8 reports a malformed kubeconfig as an unchecked exception; for the operator it is unreadable input.
             throw new IOException(e.getMessage() == null ? e.toString() : e.getMessage(), e);

@@ -166,7 +166,7 @@ public final class NodeOptions {
             return "nftproxy: --manifests " + manifests + ": no such directory";
         }
         if (e instanceof AccessDeniedException) return "nftproxy: --manifests " + manifests + ": permission denied";
-        return "nftproxy: --manifests " + manifests + ": cannot be read (" + e.getMessage() + ")";
+        return "nftproxy: --manifests " + manifests + ": cannot be read: " + io.nftproxy.config.UnreadableFile.reason(manifests, e);
     }
 
     /** The node flags {@code pr} matched, over {@code b}; each value parsed, the rules left to validate. */

@@ -124,8 +124,8 @@ public final class RunCommand implements Callable<Integer> {
     Path config;
 
     @Option(names = "--kubeconfig", paramLabel = "FILE",
-            description = {"Kubeconfig for the API server. Default: in-cluster service account, else ~/.kube/config. "
-                    + "Not together with --manifests."})
+            description = {"Kubeconfig for the API server. Default: $KUBECONFIG, else ~/.kube/config, else the pod's "
+                    + "service account; the start log says which. Not together with --manifests."})
     Path kubeconfig;
 
     @Option(names = "--healthz-bind-address", paramLabel = "IP:PORT",
@@ -199,7 +199,7 @@ public final class RunCommand implements Callable<Integer> {
             err.println("nftproxy: invalid configuration: " + e.getMessage());
             return ExitCodes.USAGE;
         } catch (IOException e) {
-            err.println("nftproxy: --config " + config + ": cannot be read (" + e.getMessage() + ")");
+            err.println("nftproxy: --config " + config + ": cannot be read: " + io.nftproxy.config.UnreadableFile.reason(config, e));
             // As a malformed one: only an operator puts it right, so the unit must not restart it (RestartPreventExitStatus).
             return ExitCodes.USAGE;
         }

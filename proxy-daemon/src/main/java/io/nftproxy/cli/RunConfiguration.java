@@ -27,11 +27,13 @@ record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
      * @throws IOException     the file cannot be read (exit code 1)
      */
     static RunConfiguration of(RunCommand cmd, ParseResult pr) throws IOException {
-        cmd.kubeProxyFlags.check();
         List<ConfigFile.Note> notes = new ArrayList<>(cmd.kubeProxyFlags.notes(pr.originalArgs()));
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
-        if (cmd.config != null) notes.addAll(ConfigFile.read(cmd.config, b));
-        cmd.nodeOptions.overlay(b, pr);
+        // Every step keeps its problem and the next runs regardless: validate() reports them all with the rules the
+        // values break (the host name among them), so one run names everything to fix (issue 24).
+        collect(b, cmd.kubeProxyFlags::check);
+        if (cmd.config != null) collect(b, () -> notes.addAll(ConfigFile.read(cmd.config, b)));
+        collect(b, () -> cmd.nodeOptions.overlay(b, pr));
         // The source given on the command line wins over the file's, as any flag does: kubeadm's file names a
         // kubeconfig, and it must still load unchanged next to --manifests. Both as flags stays a conflict.
         if (pr.hasMatchedOption("--manifests") && b.kubeconfig != null && cmd.kubeconfig == null) {
@@ -41,26 +43,40 @@ record RunConfiguration(ProxyConfig config, List<ConfigFile.Note> notes) {
         }
         if (cmd.kubeconfig != null) b.kubeconfig = cmd.kubeconfig;
         if (cmd.healthzBindAddress != null) {
-            b.healthzBindAddress = ConfigFile.hostPort("--healthz-bind-address", cmd.healthzBindAddress, ConfigFile.HEALTHZ_PORT);
+            collect(b, () -> b.healthzBindAddress = ConfigFile.hostPort("--healthz-bind-address", cmd.healthzBindAddress, ConfigFile.HEALTHZ_PORT));
         }
         if (cmd.metricsBindAddress != null) {
-            b.metricsBindAddress = ConfigFile.hostPort("--metrics-bind-address", cmd.metricsBindAddress, ConfigFile.METRICS_PORT);
+            collect(b, () -> b.metricsBindAddress = ConfigFile.hostPort("--metrics-bind-address", cmd.metricsBindAddress, ConfigFile.METRICS_PORT));
         }
-        if (cmd.minSyncPeriod != null) b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod);
-        if (cmd.syncPeriod != null) b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod);
+        if (cmd.minSyncPeriod != null) collect(b, () -> b.minSyncPeriod = GoDuration.parse("--min-sync-period", cmd.minSyncPeriod));
+        if (cmd.syncPeriod != null) collect(b, () -> b.syncPeriod = GoDuration.parse("--sync-period", cmd.syncPeriod));
         b.nftMode = cmd.nftMode;
         if (cmd.verbosity != null) b.logging = new LogSettings(cmd.verbosity, b.logging.format());
         if (cmd.loggingFormat != null) {
             try {
                 b.logging = new LogSettings(b.logging.verbosity(), LogSettings.Format.parse(cmd.loggingFormat));
             } catch (IllegalArgumentException e) {
-                throw new ConfigException("logging.format", "--logging-format", cmd.loggingFormat, "text or json");
+                b.problem(new ConfigException("logging.format", "--logging-format", cmd.loggingFormat, "text or json"));
             }
         }
-        cmd.kubeProxyFlags.applyTo(b, cmd.healthzBindAddress != null, cmd.metricsBindAddress != null);
-        b.detectLocal = cmd.localDetector.over(b.detectLocal);
+        collect(b, () -> cmd.kubeProxyFlags.applyTo(b, cmd.healthzBindAddress != null, cmd.metricsBindAddress != null));
+        collect(b, () -> b.detectLocal = cmd.localDetector.over(b.detectLocal));
         if (b.hostnameOverride == null) b.hostnameOverride = osHostname();
         return new RunConfiguration(b.validate(), notes);
+    }
+
+    /** A step that parses some values into {@code b}; what it refuses is kept for {@code b.validate()}'s one report. */
+    private static void collect(ProxyConfig.Builder b, IoStep step) throws IOException {
+        try {
+            step.run();
+        } catch (ConfigException e) {
+            b.problem(e);
+        }
+    }
+
+    @FunctionalInterface
+    private interface IoStep {
+        void run() throws IOException;
     }
 
     /** As kube-proxy: the kernel's host name, lower-cased, when no override is given. */

@@ -1,5 +1,7 @@
 package io.nftproxy.config;
 
+import tools.jackson.databind.JsonNode;
+
 import java.util.List;
 
 /**
@@ -26,6 +28,26 @@ public final class ConfigException extends RuntimeException {
         this.all = List.of(this);
     }
 
+    /** A problem that is no single value's, with {@code message} whole: {@code where} is the file (or flag) it concerns. */
+    private ConfigException(String where, String message) {
+        super(where + ": " + message);
+        this.field = where;
+        this.all = List.of(this);
+    }
+
+    /**
+     * The file as a whole cannot be used (it does not parse, is empty, holds no map): {@code --config FILE: message},
+     * so the message names the file, and the problem's line and column when {@code message} has them.
+     */
+    public static ConfigException inFile(java.nio.file.Path file, String message) {
+        return new ConfigException("--config " + file, message);
+    }
+
+    /** A problem of {@code field} that is not its value's (an unknown field, a missing one), in {@code message}'s words. */
+    public static ConfigException about(String field, String message) {
+        return new ConfigException(field, message);
+    }
+
     private ConfigException(List<ConfigException> all) {
         super(String.join("; ", all.stream().map(Throwable::getMessage).toList()));
         this.field = all.get(0).field;
@@ -44,9 +66,15 @@ public final class ConfigException extends RuntimeException {
     /** Every problem, in the order of the file. */
     public List<ConfigException> all() { return all; }
 
+    /**
+     * The value as the user wrote it: a scalar of a file as its text (a string without the JSON quotes the node's
+     * {@code toString} would add), a map or list in flow style, a duration in Go's spelling.
+     */
     private static String quote(Object v) {
-        if (v == null) return "null";
-        String s = (v instanceof java.time.Duration d ? GoDuration.format(d) : String.valueOf(v)).replaceAll("[\\p{Cntrl}]", "?");
+        if (v == null || v instanceof JsonNode n && n.isNull()) return "null";
+        String s = v instanceof java.time.Duration d ? GoDuration.format(d)
+                : v instanceof JsonNode n ? (n.isValueNode() ? n.asString() : n.toString()) : String.valueOf(v);
+        s = s.replaceAll("[\\p{Cntrl}]", "?");
         if (s.length() > 100) s = s.substring(0, 100) + "...";
         return "\"" + s + "\"";
     }

@@ -13,6 +13,7 @@ import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,27 +57,49 @@ public final class ConfigFile {
      * @throws ConfigException the file is no KubeProxyConfiguration at all (not YAML, another apiVersion or kind)
      */
     public static List<Note> read(Path file, ProxyConfig.Builder b) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
         JsonNode root;
         try {
-            root = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build().readTree(Files.readAllBytes(file));
+            root = YAMLMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build().readTree(bytes);
         } catch (JacksonException e) {
-            throw new ConfigException("file", file, "a YAML KubeProxyConfiguration (" + e.getOriginalMessage().lines().findFirst().orElse("") + ")");
+            SyntaxError at = SyntaxError.of(e, new String(bytes, StandardCharsets.UTF_8), 1);
+            throw ConfigException.inFile(file, at.reason().startsWith("a tab character") ? at.toString()
+                    : "invalid YAML" + (at.line() > 0 ? " " : ": ") + at);
         }
         ConfigFile cf = new ConfigFile();
-        cf.apply(root, b);
+        cf.apply(file, root, b);
         return List.copyOf(cf.notes);
     }
 
-    private void apply(JsonNode root, ProxyConfig.Builder b) {
-        if (root == null || !root.isObject()) throw new ConfigException("(root)", root == null ? null : root.getNodeType(), "a map");
-        if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", text(root, "apiVersion"), API_VERSION);
-        if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", text(root, "kind"), KIND);
+    private static final String WHAT_IT_HOLDS = "a KubeProxyConfiguration: a map with apiVersion: " + API_VERSION
+            + " and kind: " + KIND + " (see docs/configuration.md)";
+
+    private void apply(Path file, JsonNode root, ProxyConfig.Builder b) {
+        if (root == null || root.isMissingNode() || root.isNull()) {
+            throw ConfigException.inFile(file, "the file is empty; it should hold " + WHAT_IT_HOLDS);
+        }
+        if (!root.isObject()) {
+            throw ConfigException.inFile(file, "the file holds " + typeName(root) + ", not a map; it should hold " + WHAT_IT_HOLDS);
+        }
+        for (String f : List.of("apiVersion", "kind")) {
+            if (!root.has(f)) throw ConfigException.inFile(file, f + " is missing; it should hold " + WHAT_IT_HOLDS);
+        }
+        if (!API_VERSION.equals(text(root, "apiVersion"))) throw new ConfigException("apiVersion", root.get("apiVersion"), API_VERSION);
+        if (!KIND.equals(text(root, "kind"))) throw new ConfigException("kind", root.get("kind"), KIND);
         // bindAddress first: the defaults of the two server addresses follow its family, as in kube-proxy.
         IpAddress bind = field(() -> bindAddress(root.get("bindAddress")));
         if (bind != null) b.bindAddress = bind;
         IpFamily family = bind == null ? IpFamily.IPV4 : bind.family();
         section(null, root, (key, f, x) -> applyField(key, x, b, family));
         if (!errors.isEmpty()) b.problem(ConfigException.of(errors));
+    }
+
+    /** What a node holds, for messages: "a list", "the number 5". */
+    private static String typeName(JsonNode n) {
+        if (n.isArray()) return "a list";
+        if (n.isObject()) return "a map";
+        if (n.isString()) return "the string \"" + n.stringValue() + "\"";
+        return "the " + (n.isNumber() ? "number" : n.isBoolean() ? "boolean" : "value") + " " + n.asString();
     }
 
     private void applyField(String k, JsonNode v, ProxyConfig.Builder b, IpFamily family) {
@@ -176,7 +199,7 @@ public final class ConfigFile {
                     if (!str(f, x).isEmpty()) note(Level.INFO, f, "ignored: nftproxy reads the API as JSON");
                 }
                 case "qps", "burst" -> {
-                    if (!x.isNumber()) throw new ConfigException(f, x.getNodeType(), "a number");
+                    if (!x.isNumber()) throw new ConfigException(f, x, "a number");
                     if (x.doubleValue() != 0) note(Level.INFO, f, "ignored: nftproxy lists once and then watches; it has no client-side rate limit");
                 }
                 default -> throw unknown(f);
@@ -294,7 +317,7 @@ public final class ConfigFile {
     }
 
     private static ConfigException unknown(String f) {
-        return new ConfigException(f, "(present)", "a KubeProxyConfiguration field nftproxy knows; see docs/configuration.md");
+        return ConfigException.about(f, "unknown field; allowed: a KubeProxyConfiguration field nftproxy knows (see docs/configuration.md)");
     }
 
     private static List<IpPrefix> cidrs(String field, String s) {
@@ -313,7 +336,7 @@ public final class ConfigFile {
     private static NodePortAddresses nodePortAddresses(JsonNode v) {
         String field = "nodePortAddresses";
         if (v.isNull()) return NodePortAddresses.PRIMARY_IPS;
-        if (!v.isArray()) throw new ConfigException(field, v.getNodeType(), "a list of CIDRs, or [\"primary\"]");
+        if (!v.isArray()) throw new ConfigException(field, v, "a list of CIDRs, or [\"primary\"]");
         return NodePortAddresses.parse(field, "--nodeport-addresses", v.valueStream().map(x -> str(field, x)).toList());
     }
 
@@ -358,7 +381,7 @@ public final class ConfigFile {
     }
 
     private static JsonNode obj(String field, JsonNode v) {
-        if (!v.isObject()) throw new ConfigException(field, v.getNodeType(), "a map");
+        if (!v.isObject()) throw new ConfigException(field, v, "a map");
         return v;
     }
 
@@ -374,7 +397,7 @@ public final class ConfigFile {
 
     private static String str(String field, JsonNode v) {
         if (v == null || v.isNull()) return "";
-        if (!v.isString()) throw new ConfigException(field, v.getNodeType(), "a string");
+        if (!v.isString()) throw new ConfigException(field, v, "a string");
         return v.stringValue();
     }
 }

@@ -26,11 +26,15 @@ public record LoadProblem(Path file, int documentIndex, String kind, String obje
                 "duplicate " + kind + " object; the first one, in " + first + ", is kept");
     }
 
-    /** One line in the same key=value shape as {@link io.nftproxy.proxy.Diagnostic}, for operators to grep. */
+    /**
+     * One line in the same key=value shape as {@link io.nftproxy.proxy.Diagnostic}, for operators to grep; the
+     * document counted from 1, as an operator counts the {@code ---} sections of a file ("-": the whole file).
+     */
     public String describe(String verb) {
         return verb + " kind=" + orDash(kind) + " object=" + (object == null ? "-" : InvalidInputException.printable(object))
                 + " field=" + orDash(field) + " reason=" + InvalidInputException.quoted(message)
-                + " file=" + InvalidInputException.quoted(String.valueOf(file)) + " document=" + documentIndex;
+                + " file=" + InvalidInputException.quoted(String.valueOf(file))
+                + " document=" + (documentIndex < 0 ? "-" : String.valueOf(documentIndex + 1));
     }
 
     @Override public String toString() { return describe("skipped"); }

@@ -6,6 +6,8 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
+import io.nftproxy.config.SyntaxError;
+import io.nftproxy.config.UnreadableFile;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import tools.jackson.core.JacksonException;
@@ -19,6 +21,7 @@ import tools.jackson.dataformat.yaml.YAMLFactory;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -39,8 +42,10 @@ import java.util.regex.Pattern;
  * in path order) into a {@link ClusterSnapshot}: v1 Service, discovery.k8s.io/v1 EndpointSlice, v1 Node and
  * networking.k8s.io/v1 ServiceCIDR, in multi-document YAML or {@code kind: List}. Everything else is ignored.
  *
- * <p>One bad file or object never hides the rest: a file that does not parse is skipped whole (its earlier documents
- * too, so a half-written file never loads half its objects), an object with a wrongly typed field is skipped alone.
+ * <p>One bad file, document or object never hides the rest: a JSON file that does not parse is skipped whole, a YAML
+ * document that does not parse is skipped alone (the file's other documents load), an object with a wrongly typed
+ * field is skipped alone. A daemon that read the file before keeps that read's objects while any of its documents
+ * does not parse ({@link FileLoad#unusable}), so a half-written file never drops the objects of its tail.
  * Both come back as {@link LoadProblem}s. Messages never quote field values: the same directory may hold Secrets.
  */
 public final class ManifestLoader {
@@ -67,8 +72,6 @@ public final class ManifestLoader {
         for (int size : YAML_BUFFER_SIZES) if (bytes <= size) return size;
         return YAML_BUFFER_SIZES[YAML_BUFFER_SIZES.length - 1];
     }
-
-    private static final Pattern QUOTED = Pattern.compile("'[^'\\n]*'|\"[^\"\\n]*\"");
 
     /** One mapper per buffer size, built when a file first needs it. */
     private final ObjectMapper[] yaml = new ObjectMapper[YAML_BUFFER_SIZES.length];
@@ -106,7 +109,7 @@ public final class ManifestLoader {
      * What one file held.
      *
      * @param unusable true when the file as a whole could not be used (unreadable, too large, malformed): none of
-     *                 its objects loaded
+     *                 its objects loaded, or, for a YAML file some of whose documents do not parse, only the others
      */
     public record FileLoad(Path file, List<Object> objects, List<LoadProblem> problems, List<LoadProblem> ignored,
                            boolean unusable) {
@@ -207,7 +210,7 @@ public final class ManifestLoader {
 
             @Override public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
                 if (f.equals(dir)) throw e;
-                problems.add(LoadProblem.ofFile(f, -1, "unreadable: " + e.getClass().getSimpleName()));
+                problems.add(LoadProblem.ofFile(f, -1, "unreadable: " + UnreadableFile.reason(f, e)));
                 return FileVisitResult.CONTINUE;
             }
         });
@@ -237,14 +240,17 @@ public final class ManifestLoader {
             }
             bytes = Files.readAllBytes(file);
         } catch (IOException e) {
-            return FileLoad.unusable(file, -1, "unreadable: " + e.getClass().getSimpleName());
+            return FileLoad.unusable(file, -1, "unreadable: " + UnreadableFile.reason(file, e));
         }
-        ObjectMapper mapper = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json") ? json : yaml(bytes.length);
+        boolean isJson = file.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".json");
+        ObjectMapper mapper = isJson ? json : yaml(bytes.length);
         List<JsonNode> documents = new ArrayList<>();
         try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(bytes)) {
             it.readAll(documents);
         } catch (JacksonException e) {
-            return FileLoad.unusable(file, documents.size(), syntaxMessage(e));
+            String text = new String(bytes, StandardCharsets.UTF_8);
+            FileLoad byDocument = isJson ? null : loadDocumentByDocument(file, text, mapper);
+            return byDocument != null ? byDocument : FileLoad.unusable(file, documents.size(), malformed(SyntaxError.of(e, text, 1)));
         }
         Sink sink = new Sink();
         for (int i = 0; i < documents.size(); i++) {
@@ -253,6 +259,48 @@ public final class ManifestLoader {
             loadObject(file, i, doc, null, null, null, sink);
         }
         return new FileLoad(file, sink.objects, sink.problems, sink.ignored, false);
+    }
+
+    /** A line that starts a YAML document ({@code ---} alone or before content); inside no scalar can a line start so. */
+    private static final Pattern DOCUMENT_START = Pattern.compile("^---(?:[ \\t].*)?$");
+
+    /**
+     * A YAML file in which some document does not parse, read again one document at a time so that only the broken
+     * ones are skipped, each reported with its number and the line and column of the problem. The file stays
+     * {@link FileLoad#unusable}, so the daemon keeps the objects of its last good read while the file is being
+     * written; without one (render, or a daemon's first read) the documents that parse are used. Null when every
+     * document parses alone (the whole file's error is then none of theirs, a directive say: the file is skipped).
+     */
+    private FileLoad loadDocumentByDocument(Path file, String text, ObjectMapper mapper) {
+        Sink sink = new Sink();
+        List<String> lines = text.lines().toList();
+        int document = 0;
+        int broken = 0;
+        int start = 0;
+        for (int i = 0; i <= lines.size(); i++) {
+            if (start >= lines.size()) break;
+            if (i < lines.size() && (i == start || !DOCUMENT_START.matcher(lines.get(i)).matches())) continue;
+            // lines [start, i) are one document: its "---" line (if any) and what follows up to the next one
+            String part = String.join("\n", lines.subList(start, i)) + "\n";
+            List<JsonNode> nodes = new ArrayList<>();
+            try (MappingIterator<JsonNode> it = mapper.readerFor(JsonNode.class).readValues(part)) {
+                it.readAll(nodes);
+            } catch (JacksonException e) {
+                sink.problems.add(LoadProblem.ofFile(file, document, malformed(SyntaxError.of(e, part, start + 1))));
+                broken++;
+                nodes = null;
+            }
+            // Text before the first "---" that holds nothing (comments) is no document, as in the whole file's read.
+            boolean isDocument = nodes == null || !nodes.isEmpty() || DOCUMENT_START.matcher(lines.get(start)).matches();
+            if (nodes != null) {
+                for (JsonNode doc : nodes) {
+                    if (doc != null && !doc.isNull() && !doc.isMissingNode()) loadObject(file, document, doc, null, null, null, sink);
+                }
+            }
+            if (isDocument) document++;
+            start = i;
+        }
+        return broken == 0 ? null : new FileLoad(file, sink.objects, sink.problems, sink.ignored, true);
     }
 
     /**
@@ -328,20 +376,10 @@ public final class ManifestLoader {
         return (!ns.isString() || ns.stringValue().isEmpty() ? "" : ns.stringValue() + "/") + name.stringValue();
     }
 
-    /**
-     * The parser's reason with its location, minus anything it quoted from the file: parser messages echo the
-     * offending token, and that token may be a Secret's value.
-     */
-    static String syntaxMessage(JacksonException e) {
-        String reason = e.getOriginalMessage();
-        if (reason == null) reason = e.getClass().getSimpleName();
-        int nl = reason.indexOf('\n');
-        if (nl >= 0) reason = reason.substring(0, nl);
-        reason = QUOTED.matcher(reason).replaceAll("'…'");
-        if (reason.length() > 200) reason = reason.substring(0, 200) + "…";
-        var loc = e.getLocation();
-        String at = loc == null || loc.getLineNr() < 0 ? "" : " at line " + loc.getLineNr() + " column " + loc.getColumnNr();
-        return "malformed" + at + ": " + reason;
+    /** A parse failure's problem message: where and why, nothing the parser quoted from the file (it may be a Secret). */
+    static String malformed(SyntaxError e) {
+        String s = e.toString();
+        return s.startsWith("a tab character") ? s : (e.line() > 0 ? "malformed " : "malformed: ") + s;
     }
 
     private static final class Sink {

@@ -184,7 +184,7 @@ class RenderCommandTest {
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("warning: skipped kind=Service object=\"t/typed\" field=spec.ports[0].port reason=")), r.err());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("warning: skipped kind=Service object=\"t/badip\" field=spec.externalIPs reason=")), r.err());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("warning: skipped kind=- object=- field=- reason=\"malformed at line")
-                && l.contains("broken.yaml") && l.endsWith("document=0")), r.err());
+                && l.contains("broken.yaml") && l.endsWith("document=1")), r.err());
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("warning: no Node named \"n1\"")), r.err());
         // the valid parts still render, and stdout carries nothing but the script
         assertTrue(r.hasLine("add element ip kube-proxy cluster-ips { 10.96.0.51 }"), r.out());
@@ -312,6 +312,26 @@ class RenderCommandTest {
         assertTrue(ms < 5_000, "took " + ms + " ms of the 60 s --request-timeout");
         assertTrue(r.err().contains("--kubeconfig " + kubeconfig + ": API server http://127.0.0.1:" + port
                 + " unusable: connection refused or unreachable"), r.err());
+    }
+
+    /**
+     * A kubeconfig whose current-context names no context: one line naming the file, the name and the contexts it
+     * has, instead of a connection error about https://kubernetes.default.svc (issue 24). No server is asked.
+     */
+    @Test
+    void aKubeconfigWhoseContextDoesNotExistIsOneLineNamingWhatItHas(@TempDir Path dir) throws IOException {
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters: [{name: c, cluster: {server: "https://192.0.2.1:6443"}}]
+                contexts: [{name: admin@c, context: {cluster: c, user: u}}, {name: proxy@c, context: {cluster: c, user: u}}]
+                current-context: prod
+                users: [{name: u, user: {token: t}}]
+                """);
+        Run r = run("render", "--kubeconfig", kubeconfig.toString(), "--hostname-override", "n1");
+        assertEquals(ExitCodes.INPUT_UNREADABLE, r.exit());
+        assertEquals("nftproxy: --kubeconfig " + kubeconfig + ": current-context \"prod\" is not one of its contexts (admin@c, proxy@c)",
+                r.err().strip());
     }
 
     @Test

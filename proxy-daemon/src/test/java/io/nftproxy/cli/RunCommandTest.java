@@ -487,9 +487,47 @@ class RunCommandTest {
         for (Path unreadable : List.of(dir.resolve("missing.yaml"), dir)) {
             r = run(fake(f), "--once", "--config", unreadable.toString());
             assertEquals(ExitCodes.USAGE, r.exit(), r.err());
-            assertTrue(r.err().contains("--config " + unreadable + ": cannot be read"), r.err());
+            assertTrue(r.err().contains("--config " + unreadable + ": cannot be read: "
+                    + (unreadable.equals(dir) ? "is a directory" : "no such file")), r.err());
         }
         assertNull(f.dump(IpFamily.IPV4));
+    }
+
+    /**
+     * Everything wrong in one run: the file's fields, the flags, and the host name, which used to come only once
+     * the rest was fixed (issue 24).
+     */
+    @Test
+    void everyProblemOfTheFileAndTheFlagsIsReportedInOneRun() throws Exception {
+        Path cfg = dir.resolve("bad.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "nftables: {syncPeriod: soon}\nmode: 5\n");
+        FakeNftClient f = new FakeNftClient();
+        Run r = runArgs(fake(f), List.of("--once", "--manifests", RenderCommandTest.EXAMPLES.toString(), "--config", cfg.toString(),
+                "--hostname-override", "Not_A_Name", "--min-sync-period", "xx", "--healthz-bind-address", "localhost:1",
+                "--conntrack-udp-timeout", "later", "--logging-format", "xml"));
+        assertEquals(ExitCodes.USAGE, r.exit(), r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        for (String problem : List.of("nftables.syncPeriod: invalid value \"soon\"", "mode: invalid value \"5\"; allowed: a string",
+                "--min-sync-period: invalid value \"xx\"", "--healthz-bind-address: invalid value \"localhost:1\"",
+                "--conntrack-udp-timeout: invalid value \"later\"", "logging.format (--logging-format): invalid value \"xml\"",
+                "hostnameOverride (--hostname-override): invalid value \"Not_A_Name\"")) {
+            assertTrue(r.err().contains(problem), problem + " in " + r.err());
+        }
+        assertNull(f.dump(IpFamily.IPV4));
+    }
+
+    /** A file that does not parse is one problem among the flags', named with its line and column. */
+    @Test
+    void aConfigFileThatDoesNotParseIsReportedWithTheFlagsProblems() throws Exception {
+        Path cfg = dir.resolve("tab.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nnftables:\n\tsyncPeriod: 1s\n");
+        Run r = runArgs(fake(new FakeNftClient()), List.of("--once", "--manifests", RenderCommandTest.EXAMPLES.toString(),
+                "--config", cfg.toString(), "--hostname-override", "Not_A_Name"));
+        assertEquals(ExitCodes.USAGE, r.exit(), r.err());
+        assertEquals("nftproxy: invalid configuration: --config " + cfg + ": a tab character at line 4, column 1: YAML indents "
+                + "with spaces; hostnameOverride (--hostname-override): invalid value \"Not_A_Name\"; allowed: "
+                + "a DNS-1123 subdomain (at most 253 bytes)", r.err().strip());
     }
 
     @Test

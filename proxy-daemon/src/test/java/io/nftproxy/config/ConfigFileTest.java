@@ -300,6 +300,47 @@ class ConfigFileTest {
         assertEquals("manifests", assertThrows(ConfigException.class, () -> b.build().validate()).field());
     }
 
+    private static final String HEAD = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+
+    /** A YAML error names the file, the line and the column; a tab says what is wrong with it (issue 24). */
+    @Test
+    void aSyntaxErrorNamesTheFileLineAndColumn() {
+        Path f = dir.resolve("kube-proxy.yaml");
+        ConfigException tab = assertThrows(ConfigException.class, () -> read(HEAD + "nftables:\n\tsyncPeriod: 1s\n"));
+        assertEquals("--config " + f + ": a tab character at line 4, column 1: YAML indents with spaces", tab.getMessage());
+        ConfigException flow = assertThrows(ConfigException.class, () -> read(HEAD + "nodePortAddresses: [10.0.0.0/8\n"));
+        assertEquals("--config " + f + ": invalid YAML at line 4, column 1: expected ',' or ']', but got the end of the document "
+                + "(the flow sequence that starts at line 3, column 20)", flow.getMessage());
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "'' | the file is empty; it should hold a KubeProxyConfiguration: a map with apiVersion: kubeproxy.config.k8s.io/v1alpha1 and kind: KubeProxyConfiguration",
+            "'# nothing yet\n' | the file is empty; it should hold a KubeProxyConfiguration",
+            "'- mode: nftables\n' | the file holds a list, not a map; it should hold a KubeProxyConfiguration",
+            "'nftables\n' | the file holds the string \"nftables\", not a map",
+            "'kind: KubeProxyConfiguration\n' | apiVersion is missing; it should hold a KubeProxyConfiguration",
+    })
+    void aFileThatHoldsNoConfigurationSaysWhatItHoldsAndWhatItShould(String yaml, String message) {
+        ConfigException e = assertThrows(ConfigException.class, () -> read(yaml.replace("\\n", "\n")));
+        assertTrue(e.getMessage().startsWith("--config " + dir.resolve("kube-proxy.yaml") + ": " + message), e.getMessage());
+    }
+
+    /** The value as it is in the file, never the parser's node type (STRING) or its JSON quoting (""fourteen""). */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "mode: 5 | mode: invalid value \"5\"; allowed: a string",
+            "nftables: {masqueradeBit: fourteen} | nftables.masqueradeBit: invalid value \"fourteen\"; allowed: an integer 0..31",
+            "clientConnection: {qps: fast} | clientConnection.qps: invalid value \"fast\"; allowed: a number",
+            "nodePortAddresses: primary | nodePortAddresses: invalid value \"primary\"; allowed: a list of CIDRs, or [\"primary\"]",
+            "nftables: [a, b] | nftables: invalid value \"[\"a\",\"b\"]\"; allowed: a map",
+            "conntrack: {tcpBeLiberal: yes please} | conntrack.tcpBeLiberal: invalid value \"yes please\"; allowed: true or false",
+            "colour: blue | colour: unknown field; allowed: a KubeProxyConfiguration field nftproxy knows (see docs/configuration.md)",
+    })
+    void aBadValueIsQuotedAsWritten(String line, String message) {
+        assertEquals(message, assertThrows(ConfigException.class, () -> read(HEAD + line + "\n")).getMessage());
+    }
+
     @ParameterizedTest
     @CsvSource({"1s,1000", "500ms,500", "1m30s,90000", "1h0m0s,3600000", "1.5s,1500", "0,0"})
     void goDurations(String text, long millis) {

@@ -178,6 +178,25 @@ class ManifestDirectoryIndexTest {
         assertEquals(List.of(), clusterIPs());
     }
 
+    /**
+     * One broken document: a file read before keeps all of its last good objects (it may be half written), while a
+     * file never read whole gives the documents that parse, as render does.
+     */
+    @Test
+    void aBrokenDocumentKeepsTheLastGoodReadElseTheDocumentsThatParse() throws IOException {
+        write("a.yaml", service("a", "172.30.0.1") + "---\n" + service("b", "172.30.0.2") + "---\n" + service("c", "172.30.0.3"));
+        update();
+        write("a.yaml", service("a", "172.30.0.1") + "---\nkind: [\n---\n" + service("c", "172.30.0.4"));
+        assertTrue(update().isEmpty());
+        assertEquals(List.of("a=172.30.0.1", "b=172.30.0.2", "c=172.30.0.3"), clusterIPs());
+        assertTrue(problems().stream().anyMatch(p -> p.contains("keeping its 3 objects")), problems().toString());
+
+        write("b.yaml", service("d", "172.30.0.6") + "---\nkind: [\n");
+        update();
+        assertEquals(List.of("a=172.30.0.1", "b=172.30.0.2", "c=172.30.0.3", "d=172.30.0.6"), clusterIPs());
+        assertTrue(problems().stream().anyMatch(p -> p.contains("b.yaml") && p.contains("document=2")), problems().toString());
+    }
+
     @Test
     void aDuplicateGoesToTheNextFileInPathOrderWhenTheFirstGoes() throws IOException {
         write("a.yaml", service("web", "172.30.0.1"));

@@ -203,19 +203,75 @@ class ManifestLoaderTest {
     }
 
     @Test
-    void aMalformedFileIsReportedWithFileAndDocumentWhileTheOthersLoad() throws IOException {
+    void aMalformedDocumentIsReportedWithFileDocumentLineAndColumnWhileTheOthersLoad() throws IOException {
         write("a.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.2}\n");
         Path bad = write("b.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: b0}\n---\nkind: Service\nmetadata: [unclosed\n");
         write("c/c.yml", "apiVersion: v1\nkind: Service\nmetadata: {name: c}\nspec: {clusterIP: 10.96.0.4}\n");
 
         LoadResult r = loader.load(dir);
 
-        assertEquals(List.of("default/a", "default/c"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(List.of("default/a", "default/b0", "default/c"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
         assertEquals(1, r.problems().size(), r.problems().toString());
         LoadProblem p = r.problems().get(0);
         assertEquals(bad, p.file());
         assertEquals(1, p.documentIndex());
-        assertTrue(p.message().startsWith("malformed at line "), p.message());
+        assertEquals("malformed at line 7, column 1: expected ',' or ']', but got the end of the document (the flow sequence that starts "
+                + "at line 6, column 11)", p.message());
+        assertTrue(p.describe("skipped").endsWith(" document=2"), p.describe("skipped"));
+        assertTrue(loader.loadFile(bad).unusable(), "a daemon keeps its last good read of a file that does not parse whole");
+    }
+
+    /** Issue 24: a tab in the second of three documents dropped all three, and the warning said document=1. */
+    @Test
+    void aTabInOneDocumentSkipsThatDocumentAloneAndSaysWhereItIs() throws IOException {
+        Path f = write("three.yaml", """
+                # three Services
+                apiVersion: v1
+                kind: Service
+                metadata: {name: one, namespace: demo}
+                spec: {clusterIP: 10.96.50.1, ports: [{port: 80}]}
+                ---
+                apiVersion: v1
+                kind: Service
+                metadata: {name: two, namespace: demo}
+                spec:
+                	clusterIP: 10.96.50.2
+                --- # the last one
+                apiVersion: v1
+                kind: Service
+                metadata: {name: three, namespace: demo}
+                spec: {clusterIP: 10.96.50.3, ports: [{port: 80}]}
+                """);
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of("demo/one", "demo/three"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(1, r.problems().size(), r.problems().toString());
+        assertEquals("skipped kind=- object=- field=- reason=\"a tab character at line 11, column 1: YAML indents with spaces\" "
+                + "file=\"" + f + "\" document=2", r.problems().get(0).describe("skipped"));
+    }
+
+    /** Documents are numbered as the whole file's read numbers them: comments before the first "---" are none. */
+    @Test
+    void documentNumbersCountFromTheFirstDocumentMarkerWhenTheFileStartsWithOne() throws IOException {
+        write("x.yaml", "# header\n---\napiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {clusterIP: 10.96.0.2}\n"
+                + "---\nkind: [\n---\napiVersion: v1\nkind: Service\nmetadata: {name: c}\nspec: {clusterIP: 10.96.0.4}\n");
+
+        LoadResult r = loader.load(dir);
+
+        assertEquals(List.of("default/a", "default/c"), r.snapshot().services().stream().map(s -> s.meta().key()).toList());
+        assertEquals(1, r.problems().get(0).documentIndex(), r.problems().toString());
+        assertTrue(r.problems().get(0).message().startsWith("malformed at line 9, column 1: "), r.problems().toString());
+    }
+
+    @Test
+    void aMalformedJsonFileIsReportedWithoutTheParsersInternals() throws IOException {
+        write("s.json", "{\"apiVersion\": \"v1\",\n \"kind\": \"Service\", }\n");
+
+        LoadProblem p = loader.load(dir).problems().get(0);
+
+        assertEquals("malformed at line 2, column 21: Unexpected character ('}'): was expecting double-quote to start property name",
+                p.message());
     }
 
     @Test

@@ -6,7 +6,6 @@ import io.fabric8.kubernetes.client.internal.SSLUtils;
 
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;
@@ -45,20 +44,39 @@ public final class ApiServer {
     private volatile HttpClient http;
     /** The kubeconfig user's tokenFile (kubeadm's kube-proxy kubeconfig has one); fabric8 parses it but never sends it. */
     private final Path tokenFile;
+    /** Where the URL and credentials came from, for the log and for every message about reaching the server. */
+    private final String origin;
 
-    private ApiServer(Config config, Path tokenFile) {
+    private ApiServer(Config config, Path tokenFile, String origin) {
         this.config = Objects.requireNonNull(config);
         this.tokenFile = tokenFile;
+        this.origin = origin;
         String url = config.getMasterUrl();
         this.base = URI.create(url.endsWith("/") ? url : url + "/");
         this.http = newClient(config);
     }
 
-    /** From a kubeconfig file (relative certificate paths resolve against its directory). */
+    /**
+     * From a kubeconfig file (relative certificate paths resolve against its directory).
+     *
+     * @throws IllegalArgumentException the file cannot be read, does not parse, or its current context does not lead
+     *                                  to a cluster with a server (the message names the file and what is missing)
+     */
     public static ApiServer fromKubeconfig(Path kubeconfig) {
-        File f = kubeconfig.toFile();
-        if (!f.canRead()) throw new IllegalArgumentException("kubeconfig " + kubeconfig + " cannot be read");
-        return new ApiServer(Config.fromKubeconfig(null, f), tokenFileOf(kubeconfig));
+        String context = KubeconfigCheck.currentContext(kubeconfig);
+        Config config;
+        try {
+            config = Config.fromKubeconfig(null, kubeconfig.toFile());
+        } catch (RuntimeException e) {
+            throw new KubeconfigCheck.KubeconfigException(kubeconfig, "cannot be used: "
+                    + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().lines().findFirst().orElse("")));
+        }
+        return new ApiServer(config, tokenFileOf(kubeconfig), "kubeconfig " + kubeconfig + ", context " + context);
+    }
+
+    /** Why a kubeconfig cannot be used, without the file's name (the caller's message names it); else the message. */
+    public static String reason(IllegalArgumentException e) {
+        return e instanceof KubeconfigCheck.KubeconfigException k ? k.reason() : e.getMessage();
     }
 
     /** The current context's user's tokenFile, relative to the kubeconfig's directory as kubectl resolves it; or null. */
@@ -82,13 +100,29 @@ public final class ApiServer {
      */
     public ApiServer at(URI server) {
         Config moved = new io.fabric8.kubernetes.client.ConfigBuilder(config).withMasterUrl(server.toString()).build();
-        return new ApiServer(moved, tokenFile);
+        return new ApiServer(moved, tokenFile, origin + ", at --master " + server);
     }
 
-    /** In a pod: the service account; elsewhere: $KUBECONFIG or ~/.kube/config, as kubectl finds it. */
-    public static ApiServer autoConfigured() { return new ApiServer(Config.autoConfigure(null), null); }
+    /**
+     * Without --kubeconfig, as fabric8 looks: $KUBECONFIG (else ~/.kube/config) when it is a file, checked as
+     * {@link #fromKubeconfig} checks one; else the pod's service account; {@link #origin()} says which.
+     */
+    public static ApiServer autoConfigured() {
+        Path home = Path.of(System.getenv("HOME") != null ? System.getenv("HOME") : System.getProperty("user.home"));
+        // fabric8 would pass over a kubeconfig whose current context leads nowhere to the in-cluster default URL.
+        Path kubeconfig = AutoConfigOrigin.kubeconfig(System::getenv, home);
+        if (Files.isRegularFile(kubeconfig)) KubeconfigCheck.currentContext(kubeconfig);
+        return new ApiServer(Config.autoConfigure(null), null,
+                AutoConfigOrigin.describe(System::getenv, home, AutoConfigOrigin.SERVICE_ACCOUNT));
+    }
 
-    public static ApiServer of(Config config) { return new ApiServer(config, null); }
+    public static ApiServer of(Config config) { return new ApiServer(config, null, "a configuration given in code"); }
+
+    /**
+     * Where the URL and credentials came from: {@code kubeconfig FILE, context NAME}, or, without --kubeconfig, which
+     * of $KUBECONFIG, ~/.kube/config and the pod's environment and service-account files were found.
+     */
+    public String origin() { return origin; }
 
     /** The server's URL, as every log line about it names it. */
     public String url() { return base.toString().replaceAll("/$", ""); }
