@@ -37,7 +37,7 @@ public final class ClusterOnce {
         // The Node gets the rest of the timeout after Services and slices, not the daemon's 30 s of patience.
         Duration nodeWait = timeout.dividedBy(2);
         long deadline = System.nanoTime() + timeout.toNanos();
-        ApiReachability reachability = new ApiReachability(api.url(), "for at most " + timeout.toSeconds()
+        ApiReachability reachability = ApiReachability.oneShot(api.url(), "for at most " + timeout.toSeconds()
                 + " s (--request-timeout), then the command fails");
         try (KubernetesSource source = new KubernetesSource(api, store, Duration.ZERO, nodeWait, reachability)) {
             source.start(nodeName);

@@ -24,17 +24,29 @@ public final class ApiReachability {
     private final String meanwhile;
     private final Map<String, ApiServer.Failure> problems = new ConcurrentHashMap<>();
     private final Object wake = new Object();
+    /** A one-shot command fails at once on a {@link ApiServer.Failure#definite} cause and says so itself: no WARN. */
+    private final boolean quietWhenDefinite;
     private String state;
 
     /** @param meanwhile what happens while the server is unusable, as the end of the WARN line */
-    public ApiReachability(String url, String meanwhile) {
+    public ApiReachability(String url, String meanwhile) { this(url, meanwhile, false); }
+
+    private ApiReachability(String url, String meanwhile, boolean quietWhenDefinite) {
         this.url = url;
         this.meanwhile = meanwhile;
+        this.quietWhenDefinite = quietWhenDefinite;
     }
+
+    /**
+     * For a command that reads the cluster once and fails at once on a definite cause (its own error line names it):
+     * only the causes it waits out are logged, so its output says the same whichever thread is faster.
+     */
+    public static ApiReachability oneShot(String url, String meanwhile) { return new ApiReachability(url, meanwhile, true); }
 
     /** {@code kind} failed during {@code what}; logged when the server's state is new. */
     public void failed(String kind, String what, ApiServer.Failure failure, Throwable cause) {
         problems.put(kind, failure);
+        if (quietWhenDefinite && failure.definite()) return;
         synchronized (this) {
             if (Objects.equals(state, failure.category())) return;
             state = failure.category();

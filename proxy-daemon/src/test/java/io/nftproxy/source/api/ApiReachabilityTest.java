@@ -156,6 +156,17 @@ class ApiReachabilityTest {
     }
 
     @Test
+    void aOneShotCommandLogsOnlyWhatItWaitsOut() {
+        ApiReachability r = ApiReachability.oneShot(URL, "for at most 60 s (--request-timeout), then the command fails");
+        r.failed("Service", "list", new ApiServer.Failure(ApiServer.UNREACHABLE, "connection refused or unreachable"), null);
+        assertEquals(List.of(), lines, "the command fails at once on a refusal and says so itself");
+        assertTrue(r.failures().get("Service").definite());
+        r.failed("Service", "list", new ApiServer.Failure("HTTP 503", "HTTP 503: busy"), null);
+        assertEquals(1, lines.size(), lines.toString());
+        assertTrue(lines.get(0).contains("cause=\"HTTP 503: busy\"; retrying with backoff up to 30 s, for at most 60 s"), lines.get(0));
+    }
+
+    @Test
     void theFirstKindThroughWakesTheOthersFromTheirBackoff() throws Exception {
         ApiReachability r = new ApiReachability(URL, "");
         r.failed("Service", "list", new ApiServer.Failure(ApiServer.UNREACHABLE, "refused"), null);
