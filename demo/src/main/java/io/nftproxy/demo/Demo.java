@@ -10,7 +10,6 @@ import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -156,11 +155,12 @@ public final class Demo implements AutoCloseable {
         // Port 0: no health or metrics server; they would listen in this host's namespace.
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
+        b.tableLayout = LAYOUT;
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         String netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false, new Renderer(LAYOUT)), client, own,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         own(daemon);
         daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(20)));
@@ -260,31 +260,41 @@ public final class Demo implements AutoCloseable {
 
     /** The layout the daemon writes, which decides where hello's endpoints are to be found. */
     private static final TableLayout LAYOUT = TableLayout.DEFAULT;
-    private static final Pattern FLAT_ELEMENT = Pattern.compile("(\\S+ \\. \\d+ \\. \\d+ : \\S+ \\. \\d+)");
+    /** hello's element comment, kube-proxy's {@code namespace/name:port}, which every flat element of hello carries. */
+    private static final String HELLO_COMMENT = "comment \"demo/" + HELLO + ":http\"";
+    private static final Pattern BLOCK = Pattern.compile("\\s*(set|map) (\\S+) \\{");
 
     /**
      * How the node's table spreads hello's ClusterIP over its endpoints, as nft lists it: hello's own chain in the
-     * chain layouts; in the flat layout the one rule that DNATs through the map for hello's endpoint count and
-     * hello's elements of that map (sorted: nft lists a map in hash order), since hello has no chain of its own.
+     * chain layouts; in the flat layout, what grep of hello's element comment finds in the listing (each element
+     * with the set or map it is in, in listing order; sorted within a map, which nft lists in hash order) and the one rule that DNATs through
+     * the map for hello's endpoint count, since hello has no chain of its own.
      */
     private String helloRules() throws IOException {
         if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
         // One listing of the whole table: nft reads it at one ruleset generation, so hello cannot move from one map
         // to another between the reads, as it could between one nft call per map.
         String table = topology.node().ns().listTableText(IpFamily.IPV4);
-        for (String rule : block(table, "chain services").stream().filter(l -> l.contains(" map @flat-endpoints-tcp-")).toList()) {
-            String map = rule.substring(rule.lastIndexOf('@') + 1);
-            Matcher m = FLAT_ELEMENT.matcher(String.join("\n", block(table, "map " + map)));
-            List<String> hello = new ArrayList<>();
-            while (m.find()) if (m.group(1).startsWith(HELLO_CLUSTER_IP + " . " + HELLO_PORT + " . ")) hello.add(m.group(1));
-            if (hello.isEmpty()) continue;
-            hello.sort(null);
-            StringBuilder b = new StringBuilder("chain services (the rule that picks for every TCP service port with "
-                    + hello.size() + " endpoints):\n    " + rule + "\n" + "map " + map + " (hello's elements: ClusterIP . port . random slot : endpoint):\n");
-            for (String e : hello) b.append("    ").append(e).append('\n');
-            return b.toString();
+        Map<String, List<String>> hello = new LinkedHashMap<>();
+        String in = null, endpoints = null;
+        for (String line : table.lines().toList()) {
+            Matcher m = BLOCK.matcher(line);
+            if (m.lookingAt()) in = m.group(1) + " " + m.group(2);
+            if (in == null || !line.contains(HELLO_COMMENT)) continue;
+            String element = line.strip().replaceFirst("^elements = \\{ ", "").replaceFirst("( \\}|,)$", "");
+            hello.computeIfAbsent(in, k -> new ArrayList<>()).add(element);
+            if (in.startsWith("map flat-endpoints-")) endpoints = in.substring("map ".length());
         }
-        throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+        if (endpoints == null) throw new IOException("no flat-endpoints map holds " + HELLO_CLUSTER_IP + ":" + HELLO_PORT);
+        String map = endpoints;
+        String rule = block(table, "chain services").stream().filter(l -> l.endsWith(" map @" + map)).findFirst()
+                .orElseThrow(() -> new IOException("no rule of chain services DNATs through @" + map));
+        StringBuilder b = new StringBuilder("nft list table ip kube-proxy | grep '" + HELLO_COMMENT.substring("comment ".length())
+                + "' (hello is simple: no chain, its elements carry its name):\n");
+        hello.forEach((block, elements) -> elements.stream().sorted().forEach(e -> b.append("    ").append(block).append(": ").append(e).append('\n')));
+        b.append("chain services, the rule that picks for every TCP service port with ").append(map.substring(map.lastIndexOf('-') + 1))
+                .append(" endpoints:\n    ").append(rule).append('\n');
+        return b.toString();
     }
 
     /** The stripped lines of the block an nft listing opens with {@code header} and a brace, up to its closing brace. */
@@ -312,7 +322,8 @@ public final class Demo implements AutoCloseable {
         String node = topology.node().netns();
         line("the namespaces and the node's tables stay; the daemon and the hello servers have stopped. Look around:");
         line("  ip netns exec " + node + " nft list table ip kube-proxy");
-        line("  ip netns exec " + node + " nft list " + (LAYOUT.flat() ? "chain ip kube-proxy services" : "chain ip kube-proxy " + helloChain()));
+        line("  ip netns exec " + node + (LAYOUT.flat() ? " nft list table ip kube-proxy | grep demo/" + HELLO + ":"
+                : " nft list chain ip kube-proxy " + helloChain()));
         line("  ip netns exec " + node + " conntrack -L");
         line("  ip netns exec " + node + " ./nftproxy conntrack --manifests examples --hostname-override " + NODE + " --service demo/" + HELLO);
         line("  ip netns exec " + topology.podClient().netns() + " ip route");

@@ -37,7 +37,11 @@ class DemoCommandKernelTest {
         assertEquals(ExitCodes.OK, r.exit(), r::err);
         assertTrue(millis < 30_000, "the demo took " + millis + " ms");
 
-        String clusterIp = section(r.out(), 5), nodePort = section(r.out(), 6), scaled = section(r.out(), 7);
+        String rules = section(r.out(), 4), clusterIp = section(r.out(), 5), nodePort = section(r.out(), 6), scaled = section(r.out(), 7);
+        // issue 24: in the flat layout hello has no chain; grep of its name finds its elements in the kernel's listing.
+        assertTrue(rules.contains("map service-ips: 10.105.101.118 . tcp . 80 comment \"demo/hello:http\" : continue"), rules);
+        assertTrue(rules.contains("map flat-endpoints-tcp-3: 10.105.101.118 . 80 . 2 comment \"demo/hello:http\" : 172.20.211.48 . 8080"), rules);
+        assertTrue(scaled.contains("map flat-endpoints-tcp-2: 10.105.101.118 . 80 . 1 comment \"demo/hello:http\" : 172.20.211.48 . 8080"), scaled);
         for (DemoCluster.Backend b : DemoCluster.BACKENDS) {
             assertTrue(answered(clusterIp, b.role()), () -> b.role() + " never answered the ClusterIP:\n" + clusterIp);
             assertTrue(answered(nodePort, b.role()), () -> b.role() + " never answered the NodePort:\n" + nodePort);

@@ -118,6 +118,39 @@ class GoldenKernelTest {
         }
     }
 
+    /**
+     * issue 24: the flat layout's element comments on the real kernel. A port renamed on the same number changes
+     * the comment of each of its elements: the diff deletes and re-adds them in one transaction, and the kernel then
+     * holds the new comments; a 191-byte namespace/name:port is stored cut to 128 bytes, as the model holds it.
+     */
+    @org.junit.jupiter.api.Test
+    void aChangedElementCommentIsRewrittenAndALongOneReadsBackAsTheModel() throws Exception {
+        try (KernelNamespace ns = KernelNamespace.create("comments")) {
+            TableContent http = commented("http"), web = commented("web");
+            ns.load(Transaction.creating(http).script(Capabilities.baseline()));
+            List<String> loaded = TableComparison.diff(http, KernelTableParser.parse(ns.listTable(IpFamily.IPV4)), JSON_GAPS);
+            assertTrue(loaded.isEmpty(), () -> String.join("\n  ", loaded));
+            Differ.Diff d = Differ.diff(http, web);
+            assertTrue(d.transaction().commands().stream().anyMatch(c -> c.verb() == Verb.DELETE
+                    && c.object() instanceof io.nftproxy.nft.Element e && e.set().startsWith("flat-endpoints-")), "rewritten");
+            switchTo(ns, IpFamily.IPV4, http, web, "port renamed");
+            assertTrue(ns.listTableText(IpFamily.IPV4).contains("comment \"demo/hello:web\""));
+            assertTrue(Differ.diff(KernelTableParser.parse(ns.listTable(IpFamily.IPV4)), web).transaction().commands().stream()
+                    .noneMatch(c -> c.object() instanceof io.nftproxy.nft.Element), "the elements read back need no command");
+        }
+    }
+
+    private static TableContent commented(String portName) {
+        String ns = "n".repeat(63), name = "s".repeat(63);
+        TestClusters c = TestClusters.cluster()
+                .with(TestClusters.svc("demo", "hello").clusterIP("172.30.0.1").nodePort(portName, "TCP", 80, 30080))
+                .with(TestClusters.slice("demo", "hello", "a").port(portName, "TCP", 8080).ready("10.180.0.1", "elsewhere")
+                        .ready("10.180.0.2", "elsewhere"))
+                .with(TestClusters.svc(ns, name).clusterIP("172.30.0.2").port("p".repeat(63), "TCP", 80))
+                .with(TestClusters.slice(ns, name, "a").port("p".repeat(63), "TCP", 8080).ready("10.180.0.3", "elsewhere"));
+        return new Renderer(TableLayout.FLAT).render(c.snapshot(), TestClusters.node()).table(IpFamily.IPV4);
+    }
+
     private static void switchTo(KernelNamespace ns, IpFamily f, TableContent from, TableContent to, String what) throws Exception {
         Differ.Diff d = Differ.diff(from, to);
         if (!d.isEmpty()) ns.load(d.transaction().script(Capabilities.baseline()));

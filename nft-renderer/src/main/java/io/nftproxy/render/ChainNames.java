@@ -4,11 +4,15 @@ import io.nftproxy.nft.Chain;
 
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.ServicePortName;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 
 /**
  * Chain and set names exactly as kube-proxy's nftables mode makes them: {@code prefix + H + "-" + base}, where H is
@@ -28,6 +32,29 @@ public final class ChainNames {
     public static String firewall(ServicePortName n) { return "firewall-" + hashAndTruncate(n.chainBase()); }
     public static String endpoint(ServicePortName n, Endpoint e) { return "endpoint-" + hashAndTruncate(endpointBase(n, e)); }
     public static String affinity(ServicePortName n, Endpoint e) { return "affinity-" + hashAndTruncate(endpointBase(n, e)); }
+
+    private static final List<String> PORT_CHAIN_PREFIXES = List.of("service-", "local-", "external-", "firewall-");
+
+    /**
+     * The service port a {@code service-}, {@code local-}, {@code external-} or {@code firewall-} chain belongs to,
+     * read back from its name (never cut: a port's base is at most 196 bytes); empty for any other name, or one whose
+     * hash does not match its base.
+     */
+    public static Optional<ServicePortName> servicePortOf(String chain) {
+        for (String prefix : PORT_CHAIN_PREFIXES) {
+            if (!chain.startsWith(prefix) || chain.length() < prefix.length() + 10 || chain.charAt(prefix.length() + 8) != '-') continue;
+            String base = chain.substring(prefix.length() + 9);
+            String[] parts = base.split("/", -1);
+            if (parts.length != 4 || !hash(base).equals(chain.substring(prefix.length(), prefix.length() + 8))) return Optional.empty();
+            try {
+                return Optional.of(new ServicePortName(parts[0], parts[1], parts[3],
+                        Protocol.fromApi(parts[2].toUpperCase(Locale.ROOT))));
+            } catch (RuntimeException e) {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
 
     /** {@code ns/svc/proto/port__ip/port}, with IPv6 colons turned into dots (colons are not allowed in names). */
     public static String endpointBase(ServicePortName n, Endpoint e) {

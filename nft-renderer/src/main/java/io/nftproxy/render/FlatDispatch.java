@@ -112,8 +112,12 @@ final class FlatDispatch {
         t.rule(rule(chain, m, List.of(decide(new Verdict.Goto(TableSkeleton.REJECT_CHAIN))), null));
     }
 
-    /** A simple port's elements: kube-proxy's dispatch entries with verdict {@code continue}, and the flat ones. */
-    static void elements(List<Element> out, ServicePort svc, List<Endpoint> cluster) {
+    /**
+     * A simple port's elements: kube-proxy's dispatch entries with verdict {@code continue}, and the flat ones. Each
+     * carries the port's {@code ns/svc:port} comment, as kube-proxy's no-endpoint elements do, because without a
+     * chain named for the Service nothing else in the listing says whose address, NodePort or endpoint it is.
+     */
+    static void elements(List<Element> out, ServicePort svc, List<Endpoint> cluster, String comment) {
         Protocol p = svc.protocol();
         int n = cluster.size();
         Value proto = new Value.Proto(p);
@@ -121,20 +125,22 @@ final class FlatDispatch {
         Verdict next = new Verdict.Continue();
         List<IpAddress> external = ServicePortRules.external(svc);
         List<IpAddress> all = Stream.concat(Stream.of(svc.clusterIP()), external.stream()).toList();
-        for (IpAddress ip : all) out.add(new Element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), next, null));
-        for (IpAddress ip : all) out.add(new Element(ips(p, n), List.of(addr(ip), port), null, null));
-        for (IpAddress ip : external) out.add(new Element(EXTERNAL_IPS, List.of(addr(ip), proto, port), null, null));
+        for (IpAddress ip : all) out.add(new Element(TableSkeleton.SERVICE_IPS, List.of(addr(ip), proto, port), next, comment));
+        for (IpAddress ip : all) out.add(new Element(ips(p, n), List.of(addr(ip), port), null, comment));
+        for (IpAddress ip : external) out.add(new Element(EXTERNAL_IPS, List.of(addr(ip), proto, port), null, comment));
         for (IpAddress ip : all) {
             for (int i = 0; i < n; i++) {
-                out.add(Element.data(endpoints(p, n), List.of(addr(ip), port, new Value.Index(i)), target(cluster.get(i))));
+                out.add(new Element(endpoints(p, n), List.of(addr(ip), port, new Value.Index(i)), null, comment,
+                        target(cluster.get(i))));
             }
         }
         if (svc.nodePort() == 0) return;
         Value np = new Value.Port(svc.nodePort());
-        out.add(new Element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), next, null));
-        out.add(new Element(nodePorts(p, n), List.of(np), null, null));
+        out.add(new Element(TableSkeleton.SERVICE_NODEPORTS, List.of(proto, np), next, comment));
+        out.add(new Element(nodePorts(p, n), List.of(np), null, comment));
         for (int i = 0; i < n; i++) {
-            out.add(Element.data(nodePortEndpoints(p, n), List.of(np, new Value.Index(i)), target(cluster.get(i))));
+            out.add(new Element(nodePortEndpoints(p, n), List.of(np, new Value.Index(i)), null, comment,
+                    target(cluster.get(i))));
         }
     }
 }

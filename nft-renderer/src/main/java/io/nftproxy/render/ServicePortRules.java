@@ -5,6 +5,7 @@ import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Field;
 import io.nftproxy.nft.Match;
 import io.nftproxy.nft.NftSet;
+import io.nftproxy.nft.NftSyntax;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Value;
@@ -55,9 +56,12 @@ final class ServicePortRules {
         boolean hasInternal = hasEndpoints && !(svc.internalLocal() && sel.local().isEmpty());
         boolean hasExternal = hasEndpoints && !(svc.externalLocal() && sel.local().isEmpty());
 
+        // Cut here as nft stores it (a namespace, name and port name reach 191 bytes), so that the table read back
+        // from the kernel equals the model and a restart adopts it without rewriting these elements.
+        String comment = NftSyntax.comment(n.elementComment());
         elements.add(new Element(TableSkeleton.CLUSTER_IPS, List.of(addr(svc.clusterIP())), null, null));
         if (layout.flat() && FlatDispatch.simple(svc, sel.cluster())) {
-            FlatDispatch.elements(elements, svc, sel.cluster());
+            FlatDispatch.elements(elements, svc, sel.cluster(), comment);
             hairpin(svc, sel.allReachable());
             return new ServicePortFragment(n, sets, chains, rules, elements, false, false);
         }
@@ -80,7 +84,6 @@ final class ServicePortRules {
         if (externalChain != null) externalChain(svc, externalChain, clusterChain, localChain);
         if (firewallChain != null) firewallChain(svc, firewallChain);
 
-        String comment = n.elementComment();
         if (hasInternal) {
             dispatch(TableSkeleton.SERVICE_IPS, svc, svc.clusterIP(), new Verdict.Goto(internalChain), null);
         } else {

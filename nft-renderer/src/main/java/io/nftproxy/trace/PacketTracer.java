@@ -15,6 +15,8 @@ import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.render.ChainNames;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -121,6 +123,7 @@ public final class PacketTracer {
         private Outcome.Masquerade masquerade = Outcome.Masquerade.NONE;
         private Outcome end;
         private int ruleCount;
+        private String service;
 
         Run(TableContent table, Set<IpAddress> local, Packet packet, List<Integer> forced) {
             this.table = table;
@@ -157,7 +160,7 @@ public final class PacketTracer {
                 o = dnat == null ? new Outcome.Untouched(masquerade, delivery)
                         : new Outcome.Dnat(List.of(new Outcome.Target(dnat.ip(), dnat.port(), masquerade, affinitySet, delivery)));
             }
-            return new Trace.Branch(choiceLabels, steps, o, odds);
+            return new Trace.Branch(choiceLabels, steps, o, odds, service);
         }
 
         /** Runs the base chains of one hook in priority order; false if the packet was dropped or rejected. */
@@ -274,6 +277,7 @@ public final class PacketTracer {
                             + ": no element, on with the next rule");
                     return Flow.NEXT;
                 }
+                matched(e, v);
                 explain(chain, depth, text, why, syntax.fieldsText(v.fields()) + " " + key + " found in @" + v.map()
                         + (e.comment() != null ? " (" + e.comment() + ")" : "") + " -> " + e.value().text()
                         + (e.value() instanceof Verdict.Continue ? nextRule(chain) : ""));
@@ -286,6 +290,25 @@ public final class PacketTracer {
                 return verdict(v, chain, text, depth);
             }
             throw new TraceException("statement the tracer does not model: " + s);
+        }
+
+        /**
+         * Names the service port a dispatch element belongs to, once per branch (the first dispatch map that knows
+         * the packet): by the element's comment, kube-proxy's {@code ns/svc:port}, which every flat element and every
+         * no-endpoint element carries; else by the port chain its verdict goes to, whose name holds the same.
+         */
+        private void matched(Element e, Statement.VmapLookup v) {
+            if (service != null) return;
+            String who = e.comment();
+            if (who == null && e.value().target() != null) {
+                who = ChainNames.servicePortOf(e.value().target()).map(ServicePortName::elementComment).orElse(null);
+            }
+            if (who == null) return;
+            int colon = who.lastIndexOf(':');
+            String name = colon < 0 ? who : who.substring(0, colon) + " port " + who.substring(colon + 1);
+            boolean nodePort = !v.fields().contains(Field.DADDR);
+            service = name + " (" + (nodePort ? "NodePort " : "") + packet.proto().nftName() + " " + packet.dport()
+                    + "), element of @" + v.map();
         }
 
         /**

@@ -14,9 +14,11 @@ import java.util.stream.Collectors;
 public final class Trace {
     /**
      * One way through the rules. {@code choices} describes the random picks that lead here, empty if none;
-     * {@code probability} is the chance a new connection takes this way (the product of its picks' odds).
+     * {@code probability} is the chance a new connection takes this way (the product of its picks' odds);
+     * {@code service} the service port the table's dispatch maps matched ({@code ns/svc port p (tcp 80), element
+     * of @service-ips}), or null when none did.
      */
-    public record Branch(List<String> choices, List<Step> steps, Outcome outcome, Probability probability) {
+    public record Branch(List<String> choices, List<Step> steps, Outcome outcome, Probability probability, String service) {
         public Branch {
             choices = List.copyOf(choices);
             steps = List.copyOf(steps);
@@ -47,6 +49,11 @@ public final class Trace {
         return out;
     }
     public List<Branch> branches() { return branches; }
+
+    /** The service port(s) the packet matched in the dispatch maps, as {@link Branch#service()}; empty if none. */
+    public List<String> services() {
+        return branches.stream().map(Branch::service).filter(java.util.Objects::nonNull).distinct().toList();
+    }
     public Outcome outcome() { return outcome; }
 
     /** The steps every branch shares, from the first hook up to the first random pick. */
@@ -78,6 +85,10 @@ public final class Trace {
             sb.append(odds.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                     .collect(Collectors.joining(", ", "odds: ", "\n")));
         }
+        List<String> services = services();
+        sb.append("service: ").append(services.isEmpty() ? "matched none (" + packet.dst().withPort(packet.dport())
+                + " " + packet.proto().nftName() + " is no Service address or NodePort in this table)"
+                : "matched " + String.join("; ", services)).append('\n');
         sb.append("verdict: ").append(outcome.summary()).append('\n');
         return sb.toString();
     }

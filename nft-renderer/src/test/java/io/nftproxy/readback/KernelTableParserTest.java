@@ -177,8 +177,9 @@ class KernelTableParserTest {
                 t.set("flat-endpoints-tcp-2").typeof());
         assertEquals(new NftSet.Typeof(List.of(Field.UDP_DPORT), 16, List.of(Field.DADDR, Field.UDP_DPORT)),
                 t.set("flat-nodeport-endpoints-udp-16").typeof());
-        assertEquals(Element.data("flat-endpoints-tcp-2", List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1)),
-                target("10.211.48.0", 8080)), t.element("flat-endpoints-tcp-2",
+        // The element comment of a data-map element comes back, as on every other flat element (issue 24).
+        assertEquals(new Element("flat-endpoints-tcp-2", List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1)),
+                null, "demo/hello-lb:http", target("10.211.48.0", 8080)), t.element("flat-endpoints-tcp-2",
                 List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1))));
         assertEquals(new Verdict.Continue(), t.element("service-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(31950))).value());
         assertTrue(t.rules("services").stream().anyMatch(r -> r.statements().equals(List.of(

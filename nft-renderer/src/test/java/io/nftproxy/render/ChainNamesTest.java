@@ -79,4 +79,18 @@ class ChainNamesTest {
         assertTrue(ChainNames.endpoint(n, e).length() <= NftSyntax.MAX_NAME_BYTES);
         assertEquals(base.substring(0, 8), ChainNames.hash(ChainNames.endpointBase(n, e)));
     }
+
+    /** The tracer names a chain port's Service from its chain: only our own names, with a hash that matches. */
+    @Test
+    void aPortChainNamesItsServicePortAndNothingElseDoes() {
+        ServicePortName n = new ServicePortName("demo", "hello", "http", Protocol.TCP);
+        ServicePortName unnamed = new ServicePortName("ns4", "svc4", "", Protocol.UDP);
+        for (String chain : java.util.List.of(ChainNames.service(n), ChainNames.local(n), ChainNames.external(n), ChainNames.firewall(n))) {
+            assertEquals(java.util.Optional.of(n), ChainNames.servicePortOf(chain), chain);
+        }
+        assertEquals(java.util.Optional.of(unnamed), ChainNames.servicePortOf(ChainNames.service(unnamed)));
+        assertEquals(java.util.Optional.empty(), ChainNames.servicePortOf("services"));
+        assertEquals(java.util.Optional.empty(), ChainNames.servicePortOf("reject-chain"));
+        assertEquals(java.util.Optional.empty(), ChainNames.servicePortOf(ChainNames.service(n).replace("hello", "hellp")), "hash mismatch");
+    }
 }

@@ -81,6 +81,13 @@ final class Converters {
         }
     }
 
+    static final class Via implements ITypeConverter<ServiceDestination.Via> {
+        @Override public ServiceDestination.Via convert(String value) {
+            return parsed(value, ServiceDestination.Via::parse,
+                    "a Service address (allowed: cluster-ip, node-port, external-ip, load-balancer)");
+        }
+    }
+
     static final class From implements ITypeConverter<Origin> {
         @Override public Origin convert(String value) {
             return parsed(value, v -> Arrays.stream(Origin.values())

@@ -146,7 +146,7 @@ final class DaemonLauncher {
                             + "clusterCIDR={} detectLocalMode={} nodePortAddresses={} minSyncPeriod={} syncPeriod={}",
                     BuildInfo.current().version(), BuildInfo.current().commit(), config.hostnameOverride(),
                     config.manifests() != null ? "manifests:" + config.manifests() : "kubernetes", wired.nft(),
-                    cmd.nodeOptions.tableLayout.name().toLowerCase(Locale.ROOT), address(config.healthzBindAddress()),
+                    config.tableLayout().cliName(), address(config.healthzBindAddress()),
                     address(config.metricsBindAddress()), config.clusterCidrs().isEmpty() ? "none" : join(config.clusterCidrs()),
                     detector(config), config.nodePortAddresses(), GoDuration.format(config.minSyncPeriod()),
                     GoDuration.format(config.syncPeriod()));
@@ -186,8 +186,8 @@ final class DaemonLauncher {
         LOG.info("{}", sel.reason());
         NftClient client = sel.client();
         NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null,
-                cmd.nodeOptions.renderer()), client, own, notify, Clock.systemUTC());
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null),
+                client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());
     }
 

@@ -149,15 +149,9 @@ public final class NodeOptions {
             err.println("warning: no Node named " + InvalidInputException.printable(config.hostnameOverride()) + " in "
                     + (fromApi ? "the cluster" : manifests) + " and no --node-ip: NodePorts are accepted on every local address");
         }
-        Renderer.Rendering rendering = renderer().render(load.snapshot(), r.node());
+        Renderer.Rendering rendering = config.renderer().render(load.snapshot(), r.node());
         for (Diagnostic d : rendering.diagnostics()) err.println("warning: " + d);
         return new Rendered(r.node(), rendering);
-    }
-
-    /** The renderer for {@code --table-layout}. */
-    public Renderer renderer() {
-        Renderer r = new Renderer(tableLayout);
-        return refuseExternalIPOverlaps ? r.refusingAddressOverlaps() : r;
     }
 
     /** The one-line error for a manifest directory that could not be read (exit code 1). */
@@ -180,6 +174,8 @@ public final class NodeOptions {
         if (pr.hasMatchedOption("--masquerade-all")) b.masqueradeAll = masqueradeAll;
         if (pr.hasMatchedOption("--masquerade-bit")) b.masqueradeBit = masqueradeBit;
         if (pr.hasMatchedOption("--manifests")) b.manifests = manifests;
+        if (pr.hasMatchedOption("--table-layout")) b.tableLayout = tableLayout;
+        if (pr.hasMatchedOption("--refuse-external-ip-overlaps")) b.refuseExternalIPOverlaps = refuseExternalIPOverlaps;
     }
 
     /** The node flags with {@code detection}, validated by the daemon's rules and refused in its words. */

@@ -19,6 +19,8 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
@@ -38,7 +40,14 @@ import java.util.concurrent.Callable;
                         + "why, every random endpoint pick as its own branch, and a final verdict: DNAT to which "
                         + "endpoints and whether the connection is masqueraded, REJECT, DROP, or UNTOUCHED (no rule of "
                         + "this table changes it). Needs no kernel and changes nothing. The trace assumes the client's "
-                        + "first connection: session-affinity sets are empty.",
+                        + "first connection: session-affinity sets are empty. The line before the verdict names the "
+                        + "Service port the table's dispatch maps matched (by the element's namespace/name:port "
+                        + "comment or the chain named after the port), or says that none did.",
+                "",
+                "The packet is given as --src, --dst, --proto and --dport, or by a Service's name: --service "
+                        + "NAMESPACE/NAME[:PORT] takes its ClusterIP (or, with --via, its NodePort on this node, its "
+                        + "externalIP or its load-balancer IP) and its port; without --src the packet is the node's "
+                        + "own (--from host).",
                 "",
                 "With --kubeconfig the objects come from the live cluster, listed once, instead of --manifests. With "
                         + "--kernel the packet goes through the table the kernel holds now (read back from nft; needs "
@@ -51,6 +60,9 @@ import java.util.concurrent.Callable;
                 "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
                 "      --cluster-cidr 172.20.0.0/16 \\",
                 "      --src 172.20.211.9 --dst 10.105.101.118 --proto tcp --dport 80",
+                "  # the same by the Service's name (its ClusterIP, port and protocol)",
+                "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
+                "      --cluster-cidr 172.20.0.0/16 --src 172.20.211.9 --service demo/hello",
                 "  # a LAN client opens NodePort 31950 of demo/hello-lb (eTP Local):",
                 "  # DNAT to the local endpoint only, client address kept",
                 "  nftproxy trace --manifests examples --hostname-override k8s-node-1 \\",
@@ -86,24 +98,38 @@ public final class TraceCommand implements Callable<Integer> {
     @Mixin
     LocalDetectorFlags localDetector;
 
-    @Option(names = "--src", required = true, paramLabel = "IP", converter = Converters.Address.class,
-            description = {"Source address of the packet: a pod, a node address, or a client off the node.",
+    @Option(names = "--src", paramLabel = "IP", converter = Converters.Address.class,
+            description = {"Source address of the packet: a pod, a node address, or a client off the node. Required, "
+                    + "except with --service and --from host (or no --from), where it is the node's address.",
                     "Example: --src 172.20.211.9"})
     IpAddress src;
 
-    @Option(names = "--dst", required = true, paramLabel = "IP", converter = Converters.Address.class,
+    @Option(names = "--service", paramLabel = "NAMESPACE/NAME[:PORT]",
+            description = {"Trace to a Service instead of --dst, --proto and --dport: its address (see --via), its "
+                    + "port's protocol and number. PORT is a port name or number; needed when the Service has more "
+                    + "than one port. The first output line after the origin says which address and port were taken.",
+                    "Example: --service demo/hello:http"})
+    String service;
+
+    @Option(names = "--via", paramLabel = "cluster-ip|node-port|external-ip|load-balancer", converter = Converters.Via.class,
+            description = {"With --service: which of its addresses the packet goes to: 'cluster-ip', 'node-port' (its "
+                    + "NodePort on this node's address of the family), 'external-ip' (its first externalIP) or "
+                    + "'load-balancer' (its first load-balancer IP).", "Default: cluster-ip."})
+    ServiceDestination.Via via;
+
+    @Option(names = "--dst", paramLabel = "IP", converter = Converters.Address.class,
             description = {"Destination address: a ClusterIP, an externalIP, a LoadBalancer IP, a node IP (for a "
                     + "NodePort) or any other address. Same family as --src.", "Example: --dst 10.105.101.118"})
     IpAddress dst;
 
-    @Option(names = "--proto", required = true, paramLabel = "tcp|udp|sctp", converter = Converters.Proto.class,
+    @Option(names = "--proto", paramLabel = "tcp|udp|sctp", converter = Converters.Proto.class,
             description = {"Transport protocol.", "Example: --proto udp"})
     Protocol proto;
 
-    @Option(names = "--dport", required = true, paramLabel = "N", converter = Converters.Port.class,
+    @Option(names = "--dport", paramLabel = "N", converter = Converters.Port.class,
             description = {"Destination port, 1..65535: the service port, or the NodePort when --dst is a node IP.",
                     "Example: --dport 30080"})
-    int dport;
+    Integer dport;
 
     @Option(names = "--from", paramLabel = "external|pod|host", converter = Converters.From.class,
             description = {"Where the packet enters the node: 'external' (arrives from off the node, enters at "
@@ -131,7 +157,8 @@ public final class TraceCommand implements Callable<Integer> {
     @Override public Integer call() { return FlushedOutput.run(spec, this::trace); }
 
     private int trace(PrintWriter out, PrintWriter err) {
-        if (src.family() != dst.family()) {
+        checkPacketFlags();
+        if (src != null && dst != null && src.family() != dst.family()) {
             throw new ParameterException(spec.commandLine(), "Invalid value for options '--src' and '--dst': "
                     + src + " and " + dst + " are of different IP families (allowed: two IPv4 or two IPv6 addresses)");
         }
@@ -140,11 +167,27 @@ public final class TraceCommand implements Callable<Integer> {
         NodeContext node = rendered.node();
         Renderer.Rendering rendering = rendered.rendering();
 
+        String destination = null;
+        if (service != null) {
+            ServiceDestination d;
+            try {
+                d = ServiceDestination.pick(service, via == null ? ServiceDestination.Via.CLUSTER_IP : via,
+                        src == null ? null : src.family(), rendering, node);
+            } catch (ServiceDestination.Unusable e) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': " + e.getMessage());
+            }
+            dst = d.dst();
+            proto = d.port().protocol();
+            dport = d.dport();
+            destination = d.line();
+            if (src == null) src = nodeAddress(node, dst);
+        }
         OriginChoice origin = from != null ? new OriginChoice(from, "given with --from") : OriginChoice.guess(src, node);
         String mismatch = origin.mismatch(src, node);
         if (mismatch != null) err.println("warning: " + mismatch);
         Packet packet = new Packet(src, dst, proto, dport, origin.origin());
         if (kernel) {
+            if (destination != null) out.println(destination);
             return KernelTrace.run(nftMode, netns, rendering.table(dst.family()), node, packet, origin, out, err);
         }
         Trace trace;
@@ -155,7 +198,50 @@ public final class TraceCommand implements Callable<Integer> {
             return ExitCodes.UNTRACEABLE;
         }
         out.println(origin.line());
+        if (destination != null) out.println(destination);
         out.print(trace.render());
         return ExitCodes.OK;
+    }
+
+    /** Either --service, or --dst, --proto and --dport; --src unless --service may take the node's address. */
+    private void checkPacketFlags() {
+        if (service != null) {
+            List<String> given = new ArrayList<>();
+            if (dst != null) given.add("'--dst'");
+            if (proto != null) given.add("'--proto'");
+            if (dport != null) given.add("'--dport'");
+            if (!given.isEmpty()) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--service': given with "
+                        + String.join(", ", given) + " (allowed: --service, or --dst, --proto and --dport)");
+            }
+            if (src == null && from != null && from != Origin.HOST) {
+                throw new ParameterException(spec.commandLine(), "Missing required option: '--src=IP' (--from "
+                        + from.name().toLowerCase(java.util.Locale.ROOT) + " needs the client's address: only a "
+                        + "host's packet can take the node's)");
+            }
+            return;
+        }
+        if (via != null) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--via': only with --service");
+        }
+        List<String> missing = new ArrayList<>();
+        if (src == null) missing.add("'--src=IP'");
+        if (dst == null) missing.add("'--dst=IP'");
+        if (proto == null) missing.add("'--proto=tcp|udp|sctp'");
+        if (dport == null) missing.add("'--dport=N'");
+        if (!missing.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "Missing required option" + (missing.size() > 1 ? "s" : "")
+                    + ": " + String.join(", ", missing) + " (or --service NAMESPACE/NAME[:PORT])");
+        }
+    }
+
+    /** A host's packet to {@code dst}: from the node's address of its family, as the kernel would pick it. */
+    private IpAddress nodeAddress(NodeContext node, IpAddress dst) {
+        List<IpAddress> ips = node.nodeIPs(dst.family());
+        if (ips.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "Missing required option: '--src=IP' (node "
+                    + node.nodeName() + " has no " + dst.family().nftFamily() + " address to send from: give --src or --node-ip)");
+        }
+        return ips.get(0);
     }
 }

@@ -13,8 +13,8 @@ import java.util.TreeMap;
  * The effective configuration in kube-proxy's words: the KubeProxyConfiguration fields {@link ConfigFile} reads,
  * with their values after defaults, {@code --config} and flags. {@code --write-config-to} writes it as YAML that
  * {@link ConfigFile} reads back to the same configuration; {@code /configz} serves it as kube-proxy does, under
- * the API group's name. {@code --manifests} and {@code --nft-mode} have no KubeProxyConfiguration field: the YAML
- * names them in a comment, and they stay flags.
+ * the API group's name. nftproxy's own settings are the map {@code nftproxy} beside kube-proxy's fields.
+ * {@code --manifests} and {@code --nft-mode} have no field: the YAML names them in a comment, and they stay flags.
  */
 public final class ConfigDocument {
     private ConfigDocument() {}
@@ -43,6 +43,8 @@ public final class ConfigDocument {
                 "verbosity", c.logging().verbosity())));
         m.put("metricsBindAddress", io.nftproxy.net.IpAddress.hostPort(c.metricsBindAddress()));
         m.put("mode", "nftables");
+        m.put(ConfigFile.NFTPROXY_SECTION, sorted(Map.of("refuseExternalIPOverlaps", c.refuseExternalIPOverlaps(),
+                "tableLayout", c.tableLayout().cliName())));
         m.put("nftables", sorted(Map.of("masqueradeAll", c.masqueradeAll(), "masqueradeBit", c.masqueradeBit(),
                 "minSyncPeriod", GoDuration.format(c.minSyncPeriod()), "syncPeriod", GoDuration.format(c.syncPeriod()))));
         m.put("nodePortAddresses", c.nodePortAddresses().values());

@@ -5,6 +5,7 @@ import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.render.TableLayout;
 import org.slf4j.event.Level;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.StreamReadFeature;
@@ -33,6 +34,7 @@ import java.util.function.Consumer;
  * that would change behaviour and that nftproxy does not do (WARN, naming the field); or invalid. A value that
  * cannot be parsed is kept as the builder's problem and a parsed one checked by {@link ProxyConfig#validate()}, so
  * all the errors of a file come in one {@link ConfigException}. A field nftproxy does not know is an error.
+ * nftproxy's own settings are in a top-level map {@code nftproxy} (see {@code nftproxy(...)}).
  */
 public final class ConfigFile {
     public static final String API_VERSION = "kubeproxy.config.k8s.io/v1alpha1";
@@ -40,6 +42,8 @@ public final class ConfigFile {
     /** kube-proxy's ports (pkg/cluster/ports): ProxyHealthzPort and ProxyStatusPort. */
     public static final int HEALTHZ_PORT = 10256;
     public static final int METRICS_PORT = 10249;
+    /** The top-level map of nftproxy's own settings, beside kube-proxy's fields. */
+    public static final String NFTPROXY_SECTION = "nftproxy";
 
     /** What the file said about one field that is not simply applied; logged at {@code level}, one line each. */
     public record Note(Level level, String field, String text) {
@@ -157,6 +161,7 @@ public final class ConfigFile {
                 if (!str(k, v).isEmpty()) note(Level.INFO, k, "ignored: it belonged to kube-proxy's removed userspace mode");
             }
             case "windowsRunAsService" -> bool(k, v);
+            case NFTPROXY_SECTION -> nftproxy(v, b);
             default -> throw unknown(k);
         }
     }
@@ -202,6 +207,29 @@ public final class ConfigFile {
                     if (!x.isNumber()) throw new ConfigException(f, x, "a number");
                     if (x.doubleValue() != 0) note(Level.INFO, f, "ignored: nftproxy lists once and then watches; it has no client-side rate limit");
                 }
+                default -> throw unknown(f);
+            }
+        });
+    }
+
+    /**
+     * nftproxy's own settings, which have no KubeProxyConfiguration field. One top-level map under our name keeps
+     * them apart from kube-proxy's fields; kube-proxy decodes its file leniently and ignores it, so going back to
+     * kube-proxy with the same file works.
+     */
+    private void nftproxy(JsonNode v, ProxyConfig.Builder b) {
+        section(NFTPROXY_SECTION, v, (key, f, x) -> {
+            switch (key) {
+                case "tableLayout" -> {
+                    String s = str(f, x);
+                    if (s.isEmpty()) break;
+                    try {
+                        b.tableLayout = TableLayout.parse(s);
+                    } catch (IllegalArgumentException e) {
+                        throw new ConfigException(f, "--table-layout", s, "flat, fast or upstream");
+                    }
+                }
+                case "refuseExternalIPOverlaps" -> b.refuseExternalIPOverlaps = bool(f, x);
                 default -> throw unknown(f);
             }
         });

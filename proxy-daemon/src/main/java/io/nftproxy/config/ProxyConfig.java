@@ -7,6 +7,8 @@ import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -32,6 +34,9 @@ import java.util.function.Function;
  * @param detectLocal       how pod traffic is recognised
  * @param bindAddress       kube-proxy's bindAddress: unspecified (0.0.0.0 or ::), or this node's primary IP of its family
  * @param nodeIPs           --node-ip: the node's IPs over the Node object's, at most one per family (no field in the file)
+ * @param tableLayout       how service ports are written into the table (docs/table-layout.md); nftproxy's own field
+ * @param refuseExternalIPOverlaps skip an externalIP or LoadBalancer IP that is another Service's ClusterIP or a node
+ *                          address, instead of keeping it with a warning; nftproxy's own field
  */
 public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, NodePortAddresses nodePortAddresses,
                           boolean masqueradeAll, int masqueradeBit, InetSocketAddress healthzBindAddress,
@@ -39,7 +44,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
                           Duration fullSyncPeriod, Duration configSyncPeriod, Path kubeconfig, Path manifests,
                           NftClients.Mode nftMode, LogSettings logging,
                           ConntrackSettings conntrack, LocalDetection detectLocal, IpAddress bindAddress,
-                          List<IpAddress> nodeIPs) {
+                          List<IpAddress> nodeIPs, TableLayout tableLayout, boolean refuseExternalIPOverlaps) {
     /** What a node IP may be, for messages. */
     public static final String NODE_IP_ALLOWED = "a unicast address: not unspecified, loopback or multicast";
 
@@ -53,7 +58,13 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
                 new InetSocketAddress("0.0.0.0", 10256), new InetSocketAddress("127.0.0.1", 10249),
                 Duration.ofMillis(100), Duration.ofSeconds(30), Duration.ofHours(1), Duration.ofMinutes(15),
                 null, null, NftClients.Mode.AUTO, LogSettings.DEFAULT, ConntrackSettings.DEFAULT, LocalDetection.DEFAULT,
-                IpAddress.parse("0.0.0.0"), List.of());
+                IpAddress.parse("0.0.0.0"), List.of(), TableLayout.DEFAULT, false);
+    }
+
+    /** The renderer these settings ask for: the one place a {@link Renderer} is built from the configuration. */
+    public Renderer renderer() {
+        Renderer r = new Renderer(tableLayout);
+        return refuseExternalIPOverlaps ? r.refusingAddressOverlaps() : r;
     }
 
     /**
@@ -170,6 +181,8 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         public LocalDetection detectLocal;
         public IpAddress bindAddress;
         public List<IpAddress> nodeIPs;
+        public TableLayout tableLayout;
+        public boolean refuseExternalIPOverlaps;
         private final List<ConfigException> problems = new ArrayList<>();
 
         Builder(ProxyConfig c) {
@@ -192,6 +205,8 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
             detectLocal = c.detectLocal;
             bindAddress = c.bindAddress;
             nodeIPs = c.nodeIPs;
+            tableLayout = c.tableLayout;
+            refuseExternalIPOverlaps = c.refuseExternalIPOverlaps;
         }
 
         /** A value a source gave that could not be parsed; the field keeps its previous value. */
@@ -200,7 +215,8 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         public ProxyConfig build() {
             return new ProxyConfig(hostnameOverride, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit,
                     healthzBindAddress, metricsBindAddress, minSyncPeriod, syncPeriod, fullSyncPeriod, configSyncPeriod,
-                    kubeconfig, manifests, nftMode, logging, conntrack, detectLocal, bindAddress, nodeIPs);
+                    kubeconfig, manifests, nftMode, logging, conntrack, detectLocal, bindAddress, nodeIPs, tableLayout,
+                    refuseExternalIPOverlaps);
         }
 
         /** What could not be parsed, then what breaks a rule, in one exception; else the configuration. */

@@ -22,7 +22,6 @@ import io.nftproxy.nft.Capabilities;
 import io.nftproxy.node.NodeResolver;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.render.Renderer;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.ServiceChanges;
@@ -72,10 +71,8 @@ public final class ProxyDaemon implements AutoCloseable {
      * @param network            the node's network: {@link NodeNetwork#host()}, or a namespace in kernel tests
      * @param nodeObjectOptional true for a manifest source: a node that runs without a cluster has no Node object,
      *                           and that must not make /healthz fail
-     * @param renderer           the table layout (docs/table-layout.md) and whether address overlaps are refused,
-     *                           as the offline commands render with the same flags
      */
-    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional, Renderer renderer) {}
+    public record Options(ProxyConfig config, NodeNetwork network, boolean nodeObjectOptional) {}
 
     private final Options options;
     private final WatchedNftClient client;
@@ -141,7 +138,7 @@ public final class ProxyDaemon implements AutoCloseable {
         this.routes = new DaemonRoutes(health, metrics, c);
         this.generation = new LazyGeneration(options.network());
         this.proxySync = new ProxySync(new GenerationTracker(this.client, generation::current, ledger),
-                options.renderer(), c.fullSyncPeriod(), ownPorts(c));
+                c.renderer(), c.fullSyncPeriod(), ownPorts(c));
         proxySync.progress(firstSyncProgress);
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);

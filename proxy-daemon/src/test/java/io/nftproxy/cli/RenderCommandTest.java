@@ -72,9 +72,9 @@ class RenderCommandTest {
     @Test
     void legacyApiHasItsHandWrittenEndpointsNotARejectEntry() {
         Run flat = renderExamples();
-        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 0 : 192.168.10.40 . 8080 }"), flat.out());
-        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 1 : 192.168.10.41 . 8080 }"), flat.out());
-        assertFalse(flat.out().contains("legacy-api:http\" : continue"), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 0 comment \"demo/legacy-api:http\" : 192.168.10.40 . 8080 }"), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-2 { 10.110.229.142 . 80 . 1 comment \"demo/legacy-api:http\" : 192.168.10.41 . 8080 }"), flat.out());
+        assertFalse(flat.out().contains("no-endpoint-services { 10.110.229.142"), flat.out());
 
         Run r = renderExamples("--table-layout", "fast");
 
@@ -158,7 +158,7 @@ class RenderCommandTest {
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("meta l4proto tcp dnat to 10.1.0.2:8080\n"), r.out());
         Run flat = run("render", "--manifests", dir.toString(), "--hostname-override", "n1", "--ip-family", "ipv4");
-        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-1 { 10.96.0.50 . 80 . 0 : 10.1.0.2 . 8080 }"), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy flat-endpoints-tcp-1 { 10.96.0.50 . 80 . 0 comment \"t/z:p\" : 10.1.0.2 . 8080 }"), flat.out());
     }
 
     @Test
@@ -201,7 +201,7 @@ class RenderCommandTest {
         Run upstream = renderExamples("--table-layout", "upstream");
         assertEquals(0, byDefault.exit(), byDefault.err());
         assertEquals(byDefault.out(), flat.out());
-        assertTrue(flat.hasLine("add element ip kube-proxy service-ips { 10.105.101.118 . tcp . 80 : continue }"), flat.out());
+        assertTrue(flat.hasLine("add element ip kube-proxy service-ips { 10.105.101.118 . tcp . 80 comment \"demo/hello:http\" : continue }"), flat.out());
         assertFalse(flat.out().contains("add chain ip kube-proxy service-VSI2YVQZ-demo/hello/tcp/http"), "hello is simple: no chain");
         assertTrue(flat.hasLine("add chain ip kube-proxy service-4MXLGZVK-demo/hello-sticky/tcp/http"), "affinity keeps its chains");
         String hello = "add rule ip kube-proxy service-VSI2YVQZ-demo/hello/tcp/http meta l4proto tcp ";

@@ -418,6 +418,37 @@ class RunCommandTest {
         assertEquals(text, Files.readString(second));
     }
 
+    /**
+     * issue 24/26: the table layout is a setting: set in the file it takes effect, an explicit flag wins, and
+     * --write-config-to writes it so that --config reads the same back.
+     */
+    @Test
+    void theTableLayoutFromTheConfigFileTakesEffectAndRoundTrips() throws Exception {
+        String helloChain = "service-VSI2YVQZ-demo/hello/tcp/http";
+        Path cfg = dir.resolve("layout.yaml"), written = dir.resolve("written.yaml"), again = dir.resolve("again.yaml");
+        Files.writeString(cfg, "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n"
+                + "nftproxy:\n  tableLayout: fast\n  refuseExternalIPOverlaps: true\n");
+        FakeNftClient byDefault = new FakeNftClient();
+        assertEquals(ExitCodes.OK, run(fake(byDefault), "--once").exit());
+        assertNull(byDefault.dump(IpFamily.IPV4).chain(helloChain), "flat by default: hello is elements only");
+        FakeNftClient fromFile = new FakeNftClient();
+        Run r = run(fake(fromFile), "--once", "--config", cfg.toString());
+        assertEquals(ExitCodes.OK, r.exit(), r.err());
+        assertNotNull(fromFile.dump(IpFamily.IPV4).chain(helloChain), "fast from the file: hello has its chain");
+        FakeNftClient flagWins = new FakeNftClient();
+        assertEquals(ExitCodes.OK, run(fake(flagWins), "--once", "--config", cfg.toString(), "--table-layout", "flat").exit());
+        assertNull(flagWins.dump(IpFamily.IPV4).chain(helloChain), "the flag given explicitly wins over the file");
+
+        assertEquals(ExitCodes.OK, run(fake(new FakeNftClient()), "--config", cfg.toString(), "--write-config-to", written.toString()).exit());
+        String text = Files.readString(written);
+        assertTrue(text.contains("nftproxy:\n  refuseExternalIPOverlaps: true\n  tableLayout: \"fast\"\n"), text);
+        assertEquals(ExitCodes.OK, run(fake(new FakeNftClient()), "--config", written.toString(), "--write-config-to", again.toString()).exit());
+        assertEquals(text, Files.readString(again));
+        FakeNftClient fromWritten = new FakeNftClient();
+        assertEquals(ExitCodes.OK, run(fake(fromWritten), "--once", "--config", written.toString()).exit());
+        assertEquals(fromFile.dump(IpFamily.IPV4), fromWritten.dump(IpFamily.IPV4));
+    }
+
     @Test
     void onceAppliesTheConfigFile() throws Exception {
         Path cfg = dir.resolve("config.yaml");

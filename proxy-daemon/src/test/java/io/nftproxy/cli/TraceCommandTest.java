@@ -43,13 +43,15 @@ class TraceCommandTest {
 
         assertEquals("DNAT to " + HELLO_ENDPOINTS + ", masquerade: no", verdict(r));
         assertEquals("origin: pod (--src 172.20.211.9 is inside --cluster-cidr 172.20.0.0/16)", r.lines().get(0));
-        assertTrue(r.out().contains("found in @service-ips -> continue (on with the next rule of services)"), r.out());
+        assertTrue(r.out().contains("found in @service-ips (demo/hello:http) -> continue (on with the next rule of services)"), r.out());
+        assertTrue(r.hasLine("service: matched demo/hello port http (tcp 80), element of @service-ips"), r.out());
         assertTrue(r.out().contains("DNAT via @flat-endpoints-tcp-3 slot 0 of 3 -> 172.20.172.15:8080"), r.out());
         assertEquals("", r.err());
 
         RenderCommandTest.Run fast = trace("--table-layout", "fast", "--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80");
         assertEquals("DNAT to " + HELLO_ENDPOINTS + ", masquerade: no", verdict(fast));
         assertTrue(fast.out().contains("found in @service-ips -> goto service-VSI2YVQZ-demo/hello/tcp/http"), fast.out());
+        assertTrue(fast.hasLine("service: matched demo/hello port http (tcp 80), element of @service-ips"), fast.out());
     }
 
     /** With run's detector flags: a pod's packet enters on the bridge and keeps its address, another node's is masqueraded. */
@@ -72,6 +74,60 @@ class TraceCommandTest {
         List<String> l = new ArrayList<>(List.of(a));
         l.addAll(List.of(b));
         return l.toArray(String[]::new);
+    }
+
+    /** issue 24: trace from a Service's name; the destination and the matched port are named, in every layout. */
+    @Test
+    void aServiceNameGivesTheSameTraceAsItsAddressAndPort() {
+        for (String layout : List.of("flat", "fast", "upstream")) {
+            RenderCommandTest.Run byAddress = trace("--table-layout", layout, "--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80");
+            RenderCommandTest.Run byName = trace("--table-layout", layout, "--src", POD, "--service", "demo/hello");
+            assertEquals(ExitCodes.OK, byName.exit(), byName.err());
+            assertEquals("destination: demo/hello port http, ClusterIP " + HELLO + " tcp 80 (from --service, --via cluster-ip)",
+                    byName.lines().get(1));
+            List<String> rest = new ArrayList<>(byName.lines());
+            rest.remove(1);
+            assertEquals(byAddress.lines(), rest, layout);
+            assertTrue(byName.hasLine("service: matched demo/hello port http (tcp 80), element of @service-ips"), byName.out());
+            RenderCommandTest.Run byPort = trace("--table-layout", layout, "--src", POD, "--service", "demo/hello:80");
+            assertEquals(byName.out(), byPort.out());
+        }
+    }
+
+    @Test
+    void viaPicksTheNodePortOrTheLoadBalancerIpAndNoSrcMeansTheNodeItself() {
+        RenderCommandTest.Run np = trace("--src", "192.168.10.50", "--service", "demo/hello-lb:http", "--via", "node-port");
+        assertEquals("DNAT to 172.20.211.48:8080, masquerade: no", verdict(np));
+        assertEquals("destination: demo/hello-lb port http, NodePort on node address " + NODE_IP + " tcp 31950 (from --service, "
+                + "--via node-port)", np.lines().get(1));
+        assertTrue(np.hasLine("service: matched demo/hello-lb port http (NodePort tcp 31950), element of @service-nodeports"), np.out());
+
+        RenderCommandTest.Run lb = trace("--src", "203.0.113.7", "--service", "demo/hello-lb", "--via", "load-balancer");
+        assertTrue(lb.lines().get(1).contains("load-balancer IP 192.168.10.240 tcp 80"), lb.out());
+        assertTrue(verdict(lb).startsWith("DROP"), lb.out());
+
+        RenderCommandTest.Run host = trace("--service", "demo/hello");
+        assertEquals("origin: host (--src " + NODE_IP + " is an address of node k8s-node-1)", host.lines().get(0));
+        assertTrue(verdict(host).startsWith("DNAT to " + HELLO_ENDPOINTS), host.out());
+    }
+
+    @Test
+    void aServiceThatCannotBeADestinationExitsWithTwoAndSaysWhy() {
+        record Case(List<String> args, String expected) {}
+        for (Case c : List.of(
+                new Case(List.of("--service", "demo/nope"), "Invalid value for option '--service': no Service demo/nope among the objects read"),
+                new Case(List.of("--service", "hello"), "Invalid value for option '--service': --service hello is not NAMESPACE/NAME"),
+                new Case(List.of("--service", "demo/hello:https"), "Invalid value for option '--service': Service demo/hello has no port https (its ports: http (tcp 80))"),
+                new Case(List.of("--service", "demo/hello", "--via", "node-port"), "Invalid value for option '--service': demo/hello port http has no NodePort"),
+                new Case(List.of("--service", "demo/hello", "--via", "lb"), "Invalid value for option '--via': \"lb\" is not a Service address (allowed: cluster-ip, node-port, external-ip, load-balancer)"),
+                new Case(List.of("--service", "demo/hello", "--dport", "80"), "Invalid value for option '--service': given with '--dport' (allowed: --service, or --dst, --proto and --dport)"),
+                new Case(List.of("--service", "demo/hello", "--from", "pod"), "Missing required option: '--src=IP' (--from pod needs the client's address"),
+                new Case(List.of("--src", POD, "--dst", HELLO, "--proto", "tcp", "--dport", "80", "--via", "node-port"), "Invalid value for option '--via': only with --service"))) {
+            RenderCommandTest.Run r = trace(c.args().toArray(String[]::new));
+            assertEquals(ExitCodes.USAGE, r.exit(), c + " -> " + r.err());
+            assertTrue(r.err().contains(c.expected()), c + " -> " + r.err());
+            assertEquals("", r.out(), c.toString());
+        }
     }
 
     @Test

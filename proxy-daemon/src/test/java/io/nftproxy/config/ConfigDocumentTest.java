@@ -53,6 +53,8 @@ class ConfigDocumentTest {
         b.conntrack = new ConntrackSettings(0, 1000, Duration.ofHours(2), Duration.ZERO, true, Duration.ofSeconds(45), Duration.ofMinutes(3));
         b.detectLocal = new LocalDetection("InterfaceNamePrefix", "cbr0", "veth");
         b.bindAddress = IpAddress.parse("192.168.10.20");
+        b.tableLayout = io.nftproxy.render.TableLayout.UPSTREAM;
+        b.refuseExternalIPOverlaps = true;
         ProxyConfig c = b.build().validate();
         assertEquals(c, roundTrip(c));
     }

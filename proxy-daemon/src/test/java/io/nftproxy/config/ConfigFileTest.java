@@ -288,6 +288,25 @@ class ConfigFileTest {
                 () -> read("apiVersion: kubeproxy.config.k8s.io/v1alpha2\nkind: KubeProxyConfiguration\n")).field());
     }
 
+    /** nftproxy's own settings: a top-level map beside kube-proxy's fields, checked like them. */
+    @Test
+    void nftproxysOwnSettingsAreOneMapBesideKubeProxysFields() throws Exception {
+        String base = "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n";
+        Read r = read(base + "nftproxy:\n  tableLayout: fast\n  refuseExternalIPOverlaps: true\n");
+        assertEquals(io.nftproxy.render.TableLayout.FAST, r.config().tableLayout());
+        assertTrue(r.config().refuseExternalIPOverlaps());
+        assertEquals(List.of(), r.notes());
+        assertEquals(io.nftproxy.render.TableLayout.DEFAULT, read(base + "nftproxy: {tableLayout: \"\"}\n").config().tableLayout());
+        ConfigException bad = assertThrows(ConfigException.class, () -> read(base + "nftproxy:\n  tableLayout: chains\n"));
+        assertEquals("nftproxy.tableLayout", bad.field());
+        assertTrue(bad.getMessage().contains("nftproxy.tableLayout (--table-layout): invalid value \"chains\"; allowed: flat, fast or upstream"),
+                bad.getMessage());
+        assertEquals("nftproxy.refuseExternalIPOverlaps", assertThrows(ConfigException.class,
+                () -> read(base + "nftproxy:\n  refuseExternalIPOverlaps: maybe\n")).field());
+        assertEquals("nftproxy.colour", assertThrows(ConfigException.class,
+                () -> read(base + "nftproxy:\n  colour: blue\n")).field());
+    }
+
     @Test
     void crossFieldRules() {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();

@@ -111,7 +111,7 @@ class ProxyDaemonTest {
         // Loopback as the node IP, which validate() refuses for an operator's --node-ip: set after validation.
         node.nodeIPs = List.of(IpAddress.parse("127.0.0.1"));
         ProxyConfig config = node.build();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)),
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, true),
                 fake, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler);
         daemon.start(store -> () -> { });
     }
@@ -197,7 +197,7 @@ class ProxyDaemonTest {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.hostnameOverride = NODE;
         ProxyConfig config = b.validate();
-        try (ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, quiet, true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), once, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler)) {
+        try (ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, quiet, true), once, OwnProcesses.thisProcess(), new SdNotify(Map.of()), clock, scheduler)) {
             ProxyDaemon.Once r = d.runOnce(clusterOf(NODE, "10.180.1.1").snapshot());
             assertTrue(r.result().success(), r.result().toString());
             assertEquals(2, r.result().families().size());
@@ -223,6 +223,8 @@ class ProxyDaemonTest {
         assertEquals(GoDurationText.of(MIN_SYNC), c.get("nftables").get("minSyncPeriod").asString());
         assertEquals(32768, c.get("conntrack").get("maxPerCore").asInt());
         assertEquals("0.0.0.0/0", c.get("nodePortAddresses").get(0).asString());
+        assertEquals(io.nftproxy.render.TableLayout.DEFAULT.cliName(), c.get("nftproxy").get("tableLayout").asString());
+        assertEquals(false, c.get("nftproxy").get("refuseExternalIPOverlaps").asBoolean());
     }
 
     /** Go's spelling of a duration, as the configuration writes it. */

@@ -275,7 +275,7 @@ class DaemonAgainstApiServerTest {
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), nft, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
             KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE,

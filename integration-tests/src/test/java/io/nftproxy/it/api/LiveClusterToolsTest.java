@@ -90,7 +90,7 @@ class LiveClusterToolsTest {
                 "--hostname-override", NODE, "--ip-family", "ipv4");
         assertEquals(0, render.exit(), render.err());
         // The default (flat) layout dispatches these simple Services through shared maps: one flat-ips element each.
-        long dispatched = render.out().lines().filter(l -> l.matches("add element ip kube-proxy flat-ips-tcp-\\d+ \\{ \\S+ \\. 80 }")).count();
+        long dispatched = render.out().lines().filter(l -> l.matches("add element ip kube-proxy flat-ips-tcp-\\d+ \\{ \\S+ \\. 80 comment \"" + NS + "/s\\d+(:[a-z0-9-]+)?\" }")).count();
         assertEquals(SERVICES, dispatched, "one dispatch element per Service of the cluster");
         // The Node's address came from the API: NodePorts are accepted on it.
         assertTrue(render.out().contains("192.0.2.10"), "node IP from the Node object");

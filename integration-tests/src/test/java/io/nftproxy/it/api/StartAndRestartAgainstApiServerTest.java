@@ -278,8 +278,9 @@ class StartAndRestartAgainstApiServerTest {
         }
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.kubeconfig = kubeconfig;
+        b.tableLayout = layout;
         ProxyConfig config = b.build().validate();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false, new io.nftproxy.render.Renderer(layout)), nft,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false), nft,
                 OwnProcesses.thisProcess(), new SdNotify(Map.of()), Clock.systemUTC());
         KubernetesSource[] source = new KubernetesSource[1];
         daemon.start(store -> {

@@ -71,7 +71,7 @@ class DaemonKernelTest {
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own,
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
@@ -105,7 +105,7 @@ class DaemonKernelTest {
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
             io.nftproxy.netlink.lock.NetnsLock.HeldException e = org.junit.jupiter.api.Assertions.assertThrows(
                     io.nftproxy.netlink.lock.NetnsLock.HeldException.class,
                     () -> second.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50))));

@@ -28,9 +28,12 @@ final class ExampleManifests {
      */
     static final String HELLO_ENDPOINTS_MAP = "flat-endpoints-tcp-3";
 
-    /** demo/hello's slot {@code slot} of {@link #HELLO_ENDPOINTS_MAP}, as {@code nft list map} prints it. */
+    /**
+     * demo/hello's slot {@code slot} of {@link #HELLO_ENDPOINTS_MAP}, as {@code nft list map} prints it: with the
+     * Service's element comment, which every flat element carries.
+     */
     static String helloSlot(int slot, String endpoint) {
-        return "10.105.101.118 . 80 . " + slot + " : " + endpoint + " . 8080";
+        return "10.105.101.118 . 80 . " + slot + " comment \"demo/hello:http\" : " + endpoint + " . 8080";
     }
 
     /** A TCP port nobody listens on right now, for a daemon's healthz or metrics server. */

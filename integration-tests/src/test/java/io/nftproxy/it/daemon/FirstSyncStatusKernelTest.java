@@ -8,8 +8,6 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.render.Renderer;
-import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import jnr.unixsocket.UnixDatagramChannel;
@@ -73,8 +71,8 @@ class FirstSyncStatusKernelTest {
             OwnProcesses own = OwnProcesses.thisProcess();
             NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
             long t0 = System.nanoTime();
-            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(b.validate(), NodeNetwork.namespace(ns.name()), true,
-                    new Renderer(TableLayout.DEFAULT)), client, own, new SdNotify(Map.of("NOTIFY_SOCKET", socket.toString())),
+            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(b.validate(), NodeNetwork.namespace(ns.name()), true),
+                    client, own, new SdNotify(Map.of("NOTIFY_SOCKET", socket.toString())),
                     Clock.systemUTC())) {
                 daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(200)));
                 assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(120)), "first sync within 120 s");

@@ -63,7 +63,7 @@ class PeriodicVerificationKernelTest {
             OwnProcesses own = OwnProcesses.thisProcess();
             NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
             try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()),
-                    true, new io.nftproxy.render.Renderer(io.nftproxy.render.TableLayout.DEFAULT)), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+                    true), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
                 daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
                 assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
                 assertTrue(waitFor(() -> count(metrics, "generation") >= 2, Duration.ofSeconds(20)),

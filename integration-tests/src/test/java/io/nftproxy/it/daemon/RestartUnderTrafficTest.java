@@ -127,7 +127,7 @@ class RestartUnderTrafficTest {
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
-        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), true, new io.nftproxy.render.Renderer(TableLayout.DEFAULT)), client, own,
+        ProxyDaemon d = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(netns), true), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         ClusterSnapshot snapshot = TrafficServices.snapshot();
         d.start(store -> {
