@@ -133,8 +133,8 @@ do_install() {
         # Replaced whole: files of an older runtime must not linger in a newer one.
         [[ -e "$runtime_dir" ]] && run rm -rf "$runtime_dir"
         run cp -R "$runtime_src" "$runtime_dir"
-        # The base class-data archive of the runtime, made here once instead of at each package build (seconds of
-        # jlink time); the daemon's own archive (nftproxy-jvm.sh) can only extend a runtime that has one.
+        # The base class-data archive of the runtime: a release's runtime has one (jlink made it); made here only for
+        # a runtime without, since the daemon's own archive (nftproxy-jvm.sh) can only extend a runtime that has one.
         if [[ ! -f "$runtime_src/lib/server/classes.jsa" ]]; then
             run "$runtime_dir/bin/java" -Xshare:dump -Xlog:disable -Xlog:all=warning:stderr \
                 || say "warning: no class-data archive for the runtime (starts take about 0.5 s longer)"

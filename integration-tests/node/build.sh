@@ -181,7 +181,7 @@ if want images; then
     rm -rf "$WORKD/pause-root"; mkdir -p "$WORKD/pause-root"
     command -v gcc >/dev/null || { log "gcc is needed for the pause image"; false; }
     gcc -Os -static -DVERSION="v${PAUSE_REF##*:}" -o "$WORKD/pause-root/pause" "$KDIR/build/pause/linux/pause.c"
-    python3 "$HERE/oci-image.py" "$WORKD/pause-root" "$PAUSE_REF" "$IMG/pause.tar" --entrypoint /pause
+    python3 "$HERE/../../release/oci-image.py" "$WORKD/pause-root" "$PAUSE_REF" "$IMG/pause.tar" --entrypoint /pause
   fi
   root="$WORKD/testroot"
   # The tests run these tools inside the pods (wget: the host-exec pods' service checks, in busybox upstream).
@@ -212,14 +212,14 @@ if want images; then
       openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=localhost -addext subjectAltName=DNS:localhost \
         -keyout "$root/localhost.key" -out "$root/localhost.crt" 2>/dev/null
     fi
-    python3 "$HERE/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
-    python3 "$HERE/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
-    python3 "$HERE/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash
+    python3 "$HERE/../../release/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
+    python3 "$HERE/../../release/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
+    python3 "$HERE/../../release/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash
   fi
   if [[ ! -f "$IMG/coredns.tar" && -x "$BIN/coredns" ]]; then
     step="building the coredns image"
     rm -rf "$WORKD/coredns-root"; mkdir -p "$WORKD/coredns-root"; cp "$BIN/coredns" "$WORKD/coredns-root/coredns"
-    python3 "$HERE/oci-image.py" "$WORKD/coredns-root" "local.test/coredns:$COREDNS_VERSION" "$IMG/coredns.tar" --entrypoint /coredns
+    python3 "$HERE/../../release/oci-image.py" "$WORKD/coredns-root" "local.test/coredns:$COREDNS_VERSION" "$IMG/coredns.tar" --entrypoint /coredns
   fi
 fi
 

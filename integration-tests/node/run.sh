@@ -58,8 +58,26 @@ if [[ "$NODE_PROXY" == nftproxy && -z "$STOP_AFTER" ]]; then
   "$REPO/nftproxy" --version >&2
 fi
 if [[ "$NODE_PROXY" == nftproxy-daemonset && -z "$STOP_AFTER" ]]; then
-  # The image is made from the current jar on every run (about 30 s), into the run's own directory.
-  NFTPROXY_IMAGE=$("$HERE/nftproxy-image.sh" "$WORK/nftproxy-image.tar" | tail -1)
+  # Exactly what the release ships: release/target's OCI image archive and the manifest inside release/target's
+  # tarball (deploy/nftproxy.yaml), both made by the release module's package phase; made here first (about a
+  # minute) when missing or older than the jar or the release's own files.
+  "$REPO/nftproxy" --version >&2   # builds the jar when a source is newer
+  rel_tgz=$(ls "$REPO"/release/target/nftproxy-*-linux-*.tar.gz 2>/dev/null | head -1 || true)
+  NFTPROXY_IMAGE_TAR=${rel_tgz%.tar.gz}.oci.tar
+  if [[ -z "$rel_tgz" || ! -f "$NFTPROXY_IMAGE_TAR" ]] \
+      || [[ -n "$(find "$REPO/proxy-daemon/target/nftproxy.jar" "$REPO/release" "$REPO/systemd/src/main/dist" \
+                  -path "$REPO/release/target" -prune -o -type f -newer "$NFTPROXY_IMAGE_TAR" -print | head -1)" ]]; then
+    log "building the release (tarball and image): ./mvnw package -pl release -am"
+    (cd "$REPO" && ./mvnw -B -q -DskipTests package -pl release -am) >&2
+    rel_tgz=$(ls "$REPO"/release/target/nftproxy-*-linux-*.tar.gz | head -1)
+    NFTPROXY_IMAGE_TAR=${rel_tgz%.tar.gz}.oci.tar
+  fi
+  # The name the archive gives the image once imported, from its own index.
+  NFTPROXY_IMAGE=$(tar -xOf "$NFTPROXY_IMAGE_TAR" index.json \
+    | python3 -c 'import json, sys; print(json.load(sys.stdin)["manifests"][0]["annotations"]["io.containerd.image.name"])')
+  rel_name=$(basename "$rel_tgz" .tar.gz)
+  tar -xzOf "$rel_tgz" "$rel_name/deploy/nftproxy.yaml" > "$WORK/nftproxy-released.yaml"
+  log "released image $NFTPROXY_IMAGE ($NFTPROXY_IMAGE_TAR) and manifest $rel_name/deploy/nftproxy.yaml"
 fi
 T_BUILT=$(date +%s)
 
@@ -267,12 +285,12 @@ start containerd /usr/bin/containerd --config "$WORK/ctd/config.toml"
 wait_for 60 "containerd" fzx ctr -a "$WORK/ctd/containerd.sock" version
 if [[ "$STOP_AFTER" == runtime ]]; then
   mkdir -p "$WORK/img-root"; echo probe > "$WORK/img-root/probe"
-  python3 "$HERE/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
+  python3 "$HERE/../../release/oci-image.py" "$WORK/img-root" local.test/probe:1 "$WORK/probe.tar" --cmd /probe >/dev/null
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$WORK/probe.tar"
   fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images ls -q
   log "runtime stage up (NODE_STOP_AFTER=runtime)"; exit 0
 fi
-for t in "$IMG"/*.tar ${NFTPROXY_IMAGE:+"$WORK/nftproxy-image.tar"}; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
+for t in "$IMG"/*.tar ${NFTPROXY_IMAGE:+"$NFTPROXY_IMAGE_TAR"}; do fzx ctr -a "$WORK/ctd/containerd.sock" -n k8s.io images import "$t" >/dev/null; done
 log "images imported: $(ls "$IMG" | tr '\n' ' ')"
 
 echo "nameserver 192.0.2.53" > "$WORK/resolv.conf"
@@ -316,8 +334,10 @@ case "$NODE_PROXY" in
       --healthz-bind-address=127.0.0.1:10256
     wait_for 120 "kube-proxy table" fzx nft list table ip kube-proxy ;;
   nftproxy-daemonset)
+    # The release's manifest with its three values filled in as release/README.md says, and nothing else changed.
     sed -e "s|@IMAGE@|$NFTPROXY_IMAGE|" -e "s|@API_SERVER@|https://$NODE_IP:$API_PORT|" -e "s|@CLUSTER_CIDR@|$CLUSTER_CIDR|" \
-      "$HERE/nftproxy-daemonset.yaml" > "$WORK/nftproxy-daemonset.yaml"
+      "$WORK/nftproxy-released.yaml" > "$WORK/nftproxy-daemonset.yaml"
+    if grep -n '@[A-Z_]*@' "$WORK/nftproxy-daemonset.yaml"; then log "the released manifest has a value left to fill in"; exit 2; fi
     kctl apply -f "$WORK/nftproxy-daemonset.yaml" >/dev/null
     wait_for 180 "nftproxy DaemonSet ready" kctl -n kube-system rollout status daemonset/kube-proxy --timeout=1s
     wait_for 60 "nftproxy table" fzx nft list table ip kube-proxy ;;

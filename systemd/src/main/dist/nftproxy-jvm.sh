@@ -24,22 +24,50 @@ nftproxy_runs_daemon() {
     esac
 }
 
-nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
+# The daemon's archive extends the runtime's base archive (lib/server/classes.jsa, made by jlink for a release):
+# Java 17 refuses to start at all when asked to write one without a base, so without a base, or without a cache
+# directory it can write, the daemon starts without class-data sharing and this says so in one line on stderr.
+nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $3: the java command (optional)
     flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
     flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
     if nftproxy_runs_daemon "$2" && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
-        cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
+        # No directory at all without HOME (a bare environment): never one made under / for want of a HOME.
+        cds_dir="${NFTPROXY_CDS_DIR:-}"
+        [ -n "$cds_dir" ] || [ -z "${XDG_CACHE_HOME:-${HOME:-}}" ] || cds_dir="${XDG_CACHE_HOME:-$HOME/.cache}/nftproxy/cds"
         cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"
         cds_archive="$cds_dir/nftproxy-$cds_key.jsa"
+        cds_base="$(nftproxy_base_archive "${3:-}")"
         # Writing the archive warns once per class it leaves out (hundreds of lines in the journal at the first stop
         # of a new jar, none of them actionable); a map that fails only costs the half second, so CDS says errors only.
         flags="$flags -Xlog:cds*=error:stderr"
-        if [ -n "$cds_key" ] && [ -f "$cds_archive" ]; then
+        if [ -z "$cds_key" ]; then
+            :
+        elif [ -z "$cds_base" ]; then
+            echo "nftproxy: starting without class-data sharing: the Java runtime of ${3:-java} has no base archive" \
+                "(lib/server/classes.jsa; java -Xshare:dump makes one); NFTPROXY_NO_CDS=1 says nothing" >&2
+        elif [ -z "$cds_dir" ]; then
+            echo "nftproxy: starting without class-data sharing: no cache directory (set NFTPROXY_CDS_DIR or HOME;" \
+                "NFTPROXY_NO_CDS=1 says nothing)" >&2
+        elif [ -f "$cds_archive" ]; then
             flags="$flags -XX:SharedArchiveFile=$cds_archive"
-        elif [ -n "$cds_key" ] && mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
+        elif mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
             rm -f "$cds_dir"/nftproxy-*.jsa
             flags="$flags -XX:ArchiveClassesAtExit=$cds_archive"
+        else
+            echo "nftproxy: starting without class-data sharing: cannot write $cds_dir (NFTPROXY_CDS_DIR names" \
+                "another; NFTPROXY_NO_CDS=1 says nothing)" >&2
         fi
     fi
     printf '%s' "$flags"
+}
+
+# The base class-data archive of the runtime that $1 (a path or a name on PATH) belongs to, or nothing. Without $1
+# (callers that pass no java) the base is assumed, as before.
+nftproxy_base_archive() {
+    [ -n "$1" ] || { printf 'assumed'; return; }
+    java_bin="$(command -v "$1" 2>/dev/null)" || return 0
+    java_bin="$(readlink -f "$java_bin")"
+    base="${java_bin%/bin/java}/lib/server/classes.jsa"
+    [ -f "$base" ] && printf '%s' "$base"
+    return 0
 }

@@ -149,6 +149,9 @@ public final class ApiServerProcess implements AutoCloseable {
 
     public Path caCertificate() { return certs.caCert(); }
 
+    /** The key the API server checks service account tokens with, for a controller manager that signs them. */
+    public Path serviceAccountKey() { return certs.serviceAccountKey(); }
+
     public String adminToken() { return adminToken; }
 
     public URI etcdUrl() { return URI.create("http://127.0.0.1:" + etcdClientPort); }

@@ -20,20 +20,20 @@ import static org.junit.jupiter.api.Assertions.fail;
  * run from it in an environment where no Java can be found: PATH holds only links to the few tools the launcher and
  * install.sh use, and JAVA_HOME is unset.
  */
-final class ReleaseTarball {
-    static final Path TARGET = Path.of("..", "release", "target").toAbsolutePath().normalize();
+public final class ReleaseTarball {
+    public static final Path TARGET = Path.of("..", "release", "target").toAbsolutePath().normalize();
     /** What bin/nftproxy and install.sh call; none of them is a JVM. */
     private static final List<String> TOOLS = List.of("sh", "bash", "readlink", "dirname", "stat", "mkdir", "rm",
             "cat", "sed", "grep", "ls", "install", "cp", "cmp", "rmdir", "printf", "chmod", "pwd");
 
-    record Run(int exit, String stdout, String stderr) {
+    public record Run(int exit, String stdout, String stderr) {
         @Override public String toString() { return "exit " + exit + "\nstdout:\n" + stdout + "\nstderr:\n" + stderr; }
     }
 
     private ReleaseTarball() {}
 
     /** The one nftproxy-*-linux-*.tar.gz in release/target; the build must have made it. */
-    static Path find() throws IOException {
+    public static Path find() throws IOException {
         if (!Files.isDirectory(TARGET)) fail("no " + TARGET + ": build the release first (./mvnw package -pl release -am)");
         try (Stream<Path> s = Files.list(TARGET)) {
             List<Path> found = s.filter(p -> p.getFileName().toString().matches("nftproxy-.+-linux-[a-z0-9_]+\\.tar\\.gz"))
@@ -44,7 +44,7 @@ final class ReleaseTarball {
     }
 
     /** Unpacks {@code tarball} into {@code into}; returns the one top-level directory, named as the tarball. */
-    static Path unpack(Path tarball, Path into) throws Exception {
+    public static Path unpack(Path tarball, Path into) throws Exception {
         Run tar = run(List.of(which("tar").toString(), "-xzf", tarball.toString(), "-C", into.toString()), Map.of(), Path.of("."), 120);
         assertEquals(0, tar.exit(), tar.toString());
         String name = tarball.getFileName().toString().replaceFirst("\\.tar\\.gz$", "");
@@ -80,7 +80,7 @@ final class ReleaseTarball {
     }
 
     /** Runs {@code argv} with exactly {@code env} (nothing inherited: no JAVA_HOME), in {@code dir}. */
-    static Run run(List<String> argv, Map<String, String> env, Path dir, int timeoutSeconds) throws Exception {
+    public static Run run(List<String> argv, Map<String, String> env, Path dir, int timeoutSeconds) throws Exception {
         ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(argv)).directory(dir.toFile());
         Map<String, String> e = pb.environment();
         Map<String, String> keep = new HashMap<>(env);

@@ -71,6 +71,106 @@ class ReleaseTarballTest {
                 "the bundled runtime renders what a full JDK renders");
     }
 
+    /** Lines of {@code stderr} saying that the daemon starts without class-data sharing. */
+    private static List<String> withoutCds(String stderr) {
+        return stderr.lines().filter(l -> l.startsWith("nftproxy: starting without class-data sharing")).toList();
+    }
+
+    private static List<Path> archives(Path dir) throws Exception {
+        if (!Files.isDirectory(dir)) return List.of();
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.filter(p -> p.getFileName().toString().endsWith(".jsa")).toList();
+        }
+    }
+
+    /**
+     * {@code run} from the unpacked tarball, as shipped: the runtime's base class-data archive (made by jlink) lets the
+     * first run write the daemon's own archive and the next map it; without a cache directory it can write, or without
+     * a base archive (the tarball before jlink made one: "DynamicDumpSharedSpaces is unsupported when base CDS archive
+     * is not loaded"), it still starts, without class-data sharing, and says so in one line.
+     */
+    @Test
+    void unpackedRunStartsWithOrWithoutClassDataSharing() throws Exception {
+        Path release = ReleaseTarball.unpack(ReleaseTarball.find(), Files.createDirectory(tmp.resolve("unpacked")));
+        String nftproxy = release.resolve("bin/nftproxy").toString();
+        Path runtime = release.resolve("lib/nftproxy/runtime");
+        assertTrue(Files.isRegularFile(runtime.resolve("lib/server/classes.jsa")), "jlink's base archive is shipped");
+        Path home = tmp.resolve("home");
+        Path cds = home.resolve(".cache/nftproxy/cds");
+        Map<String, String> env = new java.util.HashMap<>(noJava());
+        env.put("HOME", home.toString());
+
+        ReleaseTarball.Run first = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), env, tmp, 120);
+        assertEquals(0, first.exit(), first.toString());
+        assertTrue(first.stdout().startsWith("Usage: nftproxy run"), first.toString());
+        assertEquals(List.of(), withoutCds(first.stderr()), first.toString());
+        assertEquals(1, archives(cds).size(), "the daemon's archive, written at exit: " + first);
+        env.put("NFTPROXY_JAVA_OPTS", "-Xshare:on");   // the JVM refuses to start if it cannot map the archive
+        ReleaseTarball.Run mapped = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), env, tmp, 120);
+        assertEquals(0, mapped.exit(), "the archive maps: " + mapped);
+        env.remove("NFTPROXY_JAVA_OPTS");
+
+        // No HOME (a bare environment): no cache directory, and none made anywhere.
+        ReleaseTarball.Run homeless = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), noJava(), tmp, 120);
+        assertEquals(0, homeless.exit(), homeless.toString());
+        assertTrue(homeless.stdout().startsWith("Usage: nftproxy run"), homeless.toString());
+        assertEquals(1, withoutCds(homeless.stderr()).size(), homeless.toString());
+        assertTrue(withoutCds(homeless.stderr()).get(0).contains("no cache directory"), homeless.toString());
+        // A cache directory that cannot be made (a file is in the way; root may write anywhere else).
+        Map<String, String> blocked = new java.util.HashMap<>(noJava());
+        blocked.put("NFTPROXY_CDS_DIR", Files.writeString(tmp.resolve("a-file"), "").resolve("cds").toString());
+        ReleaseTarball.Run unwritable = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), blocked, tmp, 120);
+        assertEquals(0, unwritable.exit(), unwritable.toString());
+        assertTrue(unwritable.stdout().startsWith("Usage: nftproxy run"), unwritable.toString());
+        assertEquals(1, withoutCds(unwritable.stderr()).size(), unwritable.toString());
+        assertTrue(withoutCds(unwritable.stderr()).get(0).contains("cannot write " + blocked.get("NFTPROXY_CDS_DIR")),
+                unwritable.toString());
+
+        // A runtime without a base archive, as the tarball used to ship and as an image made from one without it.
+        Files.delete(runtime.resolve("lib/server/classes.jsa"));
+        Files.deleteIfExists(runtime.resolve("lib/server/classes_nocoops.jsa"));
+        for (Path old : archives(cds)) Files.delete(old);
+        ReleaseTarball.Run baseless = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), env, tmp, 120);
+        assertEquals(0, baseless.exit(), baseless.toString());
+        assertTrue(baseless.stdout().startsWith("Usage: nftproxy run"), baseless.toString());
+        assertEquals(1, withoutCds(baseless.stderr()).size(), baseless.toString());
+        assertTrue(withoutCds(baseless.stderr()).get(0).contains("has no base archive"), baseless.toString());
+        assertEquals(List.of(), archives(cds), "nothing written without a base");
+        env.put("NFTPROXY_NO_CDS", "1");
+        ReleaseTarball.Run off = ReleaseTarball.run(List.of(nftproxy, "run", "--help"), env, tmp, 120);
+        assertEquals(0, off.exit(), off.toString());
+        assertEquals(List.of(), withoutCds(off.stderr()), "NFTPROXY_NO_CDS=1 says nothing: " + off);
+    }
+
+    /**
+     * The daemon itself from the unpacked tarball, no Java on PATH: {@code run --once} on the example manifests
+     * programs both tables of a throwaway namespace (libnftables in-process, or nft where it is installed).
+     */
+    @Test
+    void unpackedRunProgramsANamespaceWithNoJavaOnPath() throws Exception {
+        KernelTests.assumeAvailable();
+        Path release = ReleaseTarball.unpack(ReleaseTarball.find(), Files.createDirectory(tmp.resolve("unpacked")));
+        Map<String, String> env = new java.util.HashMap<>(noJava());
+        env.put("HOME", tmp.resolve("home").toString());
+        try (KernelNamespace ns = KernelNamespace.create("relrun")) {
+            ReleaseTarball.Run once = ReleaseTarball.run(List.of(KernelNamespace.executable("ip").orElseThrow(), "netns", "exec",
+                    ns.name(), release.resolve("bin/nftproxy").toString(), "run", "--once", "--manifests", EXAMPLES.toString(),
+                    "--hostname-override", "k8s-node-1"), env, tmp, 180);
+            assertEquals(0, once.exit(), once.toString());
+            assertTrue(once.stdout().contains("applied table ip kube-proxy: full sync"), once.toString());
+            assertTrue(once.stdout().contains("applied table ip6 kube-proxy: full sync"), once.toString());
+            String table = ns.listTableText(io.nftproxy.net.IpFamily.IPV4);
+            assertTrue(table.contains("service-ips") && table.contains("10.105.101.118"), table);
+        }
+    }
+
+    @Test
+    void theTarballShipsTheDaemonSetManifest() throws Exception {
+        Path release = ReleaseTarball.unpack(ReleaseTarball.find(), Files.createDirectory(tmp.resolve("unpacked")));
+        assertEquals(Files.readString(ReleaseManifest.SOURCE), Files.readString(release.resolve("deploy/nftproxy.yaml")),
+                "deploy/nftproxy.yaml in the tarball is release/deploy/nftproxy.yaml");
+    }
+
     @Test
     void installShFromTheTarballInstallsARunnableTreeAndRemovesIt() throws Exception {
         Path release = ReleaseTarball.unpack(ReleaseTarball.find(), Files.createDirectory(tmp.resolve("unpacked")));

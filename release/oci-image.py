@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Writes a directory as a one-layer OCI image archive that `ctr images import` accepts.
 
-    oci-image.py ROOTFS REF[,REF...] OUT.tar [--entrypoint PATH] [--cmd ARG ...]
+    oci-image.py ROOTFS REF[,REF...] OUT.tar [--entrypoint PATH] [--cmd ARG ...] [--arch ARCH] [--gzip]
 
 Several comma-separated references name the same image (one index entry each), so one archive serves every tag.
+ARCH is Go's name for the architecture (amd64, arm64), as the image config spells it; amd64 by default.
+Used by the release (build-image.sh, the nftproxy image) and by the node e2e harness's images.
 
-No registry and no container builder are involved: the layer is an uncompressed tar of ROOTFS with
-owners reset to root and times to zero, so the same input always gives the same digest.
+No registry and no container builder are involved: the layer is a tar of ROOTFS with owners reset to root and
+times to zero, so the same input always gives the same digest; uncompressed, or with --gzip compressed (a gzip
+header without a name or time, for the same reason), which a release archive is, at a third of the size.
 """
 import argparse
+import gzip
 import hashlib
 import io
 import json
@@ -42,6 +46,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--entrypoint", action="append", default=[])
     ap.add_argument("--cmd", nargs="*", default=None)
+    ap.add_argument("--arch", default="amd64")
+    ap.add_argument("--gzip", action="store_true")
     a = ap.parse_args()
 
     blobs = {}
@@ -51,17 +57,23 @@ def main():
         blobs[digest] = data
         return {"digest": digest, "size": len(data)}
 
-    layer = put(layer_of(a.rootfs))
+    tar = layer_of(a.rootfs)
+    diff_id = "sha256:" + hashlib.sha256(tar).hexdigest()
+    layer_type = "application/vnd.oci.image.layer.v1.tar"
+    if a.gzip:
+        tar = gzip.compress(tar, compresslevel=6, mtime=0)
+        layer_type += "+gzip"
+    layer = put(tar)
     config = put(json.dumps({
-        "architecture": "amd64", "os": "linux",
+        "architecture": a.arch, "os": "linux",
         "config": {"Entrypoint": a.entrypoint or None, "Cmd": a.cmd, "WorkingDir": "/",
                    "Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},
-        "rootfs": {"type": "layers", "diff_ids": [layer["digest"]]},
+        "rootfs": {"type": "layers", "diff_ids": [diff_id]},
     }).encode())
     manifest = put(json.dumps({
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": dict(mediaType="application/vnd.oci.image.config.v1+json", **config),
-        "layers": [dict(mediaType="application/vnd.oci.image.layer.v1.tar", **layer)],
+        "layers": [dict(mediaType=layer_type, **layer)],
     }).encode())
     refs = a.ref.split(",")
     for ref in refs:
@@ -69,7 +81,7 @@ def main():
             ap.error(f"reference without a tag: {ref!r}")
     index = {"schemaVersion": 2, "manifests": [dict(
         mediaType="application/vnd.oci.image.manifest.v1+json", **manifest,
-        platform={"architecture": "amd64", "os": "linux"},
+        platform={"architecture": a.arch, "os": "linux"},
         annotations={"io.containerd.image.name": ref,
                      "org.opencontainers.image.ref.name": ref.rsplit(":", 1)[1]}) for ref in refs]}
 
