@@ -50,12 +50,12 @@ nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $
                 "NFTPROXY_NO_CDS=1 says nothing)" >&2
         elif [ -f "$cds_archive" ]; then
             flags="$flags -XX:SharedArchiveFile=$cds_archive"
-        elif mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ]; then
+        elif mkdir -p "$cds_dir" 2>/dev/null && [ -w "$cds_dir" ] && nftproxy_cds_room "$cds_dir"; then
             rm -f "$cds_dir"/nftproxy-*.jsa
             flags="$flags -XX:ArchiveClassesAtExit=$cds_archive"
         else
-            echo "nftproxy: starting without class-data sharing: cannot write $cds_dir (NFTPROXY_CDS_DIR names" \
-                "another; NFTPROXY_NO_CDS=1 says nothing)" >&2
+            echo "nftproxy: starting without class-data sharing: cannot write $cds_dir, or less than 64 MiB free there" \
+                "(NFTPROXY_CDS_DIR names another; NFTPROXY_NO_CDS=1 says nothing)" >&2
         fi
     fi
     printf '%s' "$flags"
@@ -70,4 +70,16 @@ nftproxy_base_archive() {
     base="${java_bin%/bin/java}/lib/server/classes.jsa"
     [ -f "$base" ] && printf '%s' "$base"
     return 0
+}
+
+# A JVM that cannot write the whole archive at exit ("Unable to write to shared archive file") exits with status 1,
+# whatever the command's own status was: in a full cache directory every stop of the daemon and every `run --once`
+# would end as a failure. So the archive is asked for only where 64 MiB are free (it measured 9.5 MB after
+# `run --help`; a daemon loads more classes). A directory that fills up while the daemon runs is not covered.
+nftproxy_cds_room() { # $1: the directory
+    df -Pk "$1" 2>/dev/null | {
+        read -r _header || return 1
+        read -r _fs _size _used avail _rest || return 1
+        [ "$avail" -ge 65536 ] 2>/dev/null
+    }
 }

@@ -26,6 +26,7 @@ import io.nftproxy.source.ClusterStore;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.ServiceChanges;
 import io.nftproxy.sync.GenerationTracker;
+import io.nftproxy.sync.KernelTable;
 import io.nftproxy.sync.ProxySync;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.SyncRunner;
@@ -410,8 +411,14 @@ public final class ProxyDaemon implements AutoCloseable {
         followUps.after(result, s.node());
         // Flushed chains are deleted by the first sync after their grace; without a follow-up, an idle proxy would
         // keep a deleted service's empty chain until the periodic run (upstream keeps it until any later sync).
+        // The deadline is on the wall clock: one stepped back since would put it as far away as the step, so the
+        // wait is never longer than the grace (KernelTable then takes the grace as run out).
         return proxySync.nextDeadline()
-                .map(at -> SyncRunner.Outcome.again(Duration.between(clock.instant(), at).plusMillis(50)))
+                .map(at -> {
+                    Duration wait = Duration.between(clock.instant(), at);
+                    return SyncRunner.Outcome.again((wait.compareTo(KernelTable.STALE_CHAIN_GRACE) > 0 ? KernelTable.STALE_CHAIN_GRACE : wait)
+                            .plusMillis(50));
+                })
                 .orElse(SyncRunner.Outcome.DONE);
     }
 

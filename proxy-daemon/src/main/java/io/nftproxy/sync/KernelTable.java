@@ -226,9 +226,14 @@ public final class KernelTable {
         }
     }
 
-    /** Deletes the chains past their grace, in one transaction; returns how many commands it sent. */
+    /**
+     * Deletes the chains past their grace, in one transaction; returns how many commands it sent. A chain flushed
+     * "after" {@code now} was flushed before the wall clock stepped back: its grace is taken as run out, or it would
+     * stay for as long as the step (an hour, say).
+     */
     private int deleteStaleChains(Instant now) throws NftException {
-        List<String> due = staleChains.entrySet().stream().filter(e -> !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now))
+        List<String> due = staleChains.entrySet().stream()
+                .filter(e -> !e.getValue().plus(STALE_CHAIN_GRACE).isAfter(now) || e.getValue().isAfter(now))
                 .map(Map.Entry::getKey).toList();
         if (due.isEmpty()) return 0;
         Transaction tx = Differ.deletingChains(family, due);

@@ -128,6 +128,24 @@ class KernelTableTest {
         assertEquals(before, fake.dump(V4));
     }
 
+    /** A flush stamped before the wall clock stepped back an hour must not keep its chains for that hour. */
+    @Test
+    void chainsFlushedBeforeTheClockSteppedBackAreDeletedAtTheNextCommit() {
+        KernelTable k = new KernelTable(V4, fake);
+        TableContent before = render(base().snapshot());
+        TableContent after = render(withDb().snapshot());
+        k.converge(after, T0);
+        Instant removed = T0.plusSeconds(2);
+        k.commit(Differ.diff(after, before), removed);
+        assertFalse(k.staleChains().isEmpty());
+
+        Instant steppedBack = removed.minus(java.time.Duration.ofHours(1));
+        SyncResult next = k.commit(Differ.diff(before, before), steppedBack);
+        assertTrue(next.staleChainsDeleted() > 0, "the chains flushed before the step are deleted");
+        assertTrue(k.staleChains().isEmpty());
+        assertEquals(before, fake.dump(V4));
+    }
+
     @Test
     void aChainThatComesBackWithinTheGraceIsNotDeleted() {
         KernelTable k = new KernelTable(V4, fake);

@@ -152,6 +152,8 @@ public final class ApiServerProcess implements AutoCloseable {
     /** The key the API server checks service account tokens with, for a controller manager that signs them. */
     public Path serviceAccountKey() { return certs.serviceAccountKey(); }
 
+    public LoopbackCertificates certificates() { return certs; }
+
     public String adminToken() { return adminToken; }
 
     public URI etcdUrl() { return URI.create("http://127.0.0.1:" + etcdClientPort); }
@@ -162,6 +164,20 @@ public final class ApiServerProcess implements AutoCloseable {
     public synchronized void stopApiServer() throws IOException {
         stop(apiServer, "kube-apiserver");
         apiServer = null;
+    }
+
+    /** SIGKILL, as a crash or an OOM kill: no graceful shutdown, open connections reset; etcd keeps the data. */
+    public synchronized void killApiServer() throws IOException {
+        Process p = apiServer;
+        apiServer = null;
+        if (p == null) return;
+        p.destroyForcibly();
+        try {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) throw new IOException("kube-apiserver (pid " + p.pid() + ") survived SIGKILL");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted killing kube-apiserver", e);
+        }
     }
 
     /** Starts the API server (again) on the same port, against the same etcd, and waits for {@code /readyz}. */

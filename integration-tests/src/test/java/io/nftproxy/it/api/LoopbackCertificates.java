@@ -89,6 +89,32 @@ public record LoopbackCertificates(Path caCert, Path serverCert, Path serverKey,
         }
     }
 
+    /**
+     * Serves as the API server does, with its certificate and key: a TLS-terminating relay on 127.0.0.1 in front of
+     * it is then trusted by every client of the test CA, and the CA key (deleted) is not needed to issue another.
+     */
+    public SSLContext serverContext() throws IOException {
+        try (InputStream in = Files.newInputStream(serverCert)) {
+            Certificate[] chain = CertificateFactory.getInstance("X.509").generateCertificates(in).toArray(Certificate[]::new);
+            String pem = Files.readString(serverKey, StandardCharsets.US_ASCII);
+            if (!pem.contains("BEGIN PRIVATE KEY")) throw new IOException(serverKey + " is not an unencrypted PKCS#8 key");
+            byte[] der = java.util.Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", ""));
+            java.security.PrivateKey key = java.security.KeyFactory.getInstance("EC")
+                    .generatePrivate(new java.security.spec.PKCS8EncodedKeySpec(der));
+            KeyStore ks = KeyStore.getInstance(KeyStore.getDefaultType());
+            ks.load(null, null);
+            char[] none = new char[0];
+            ks.setKeyEntry("apiserver", key, none, chain);
+            javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(ks, none);
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(kmf.getKeyManagers(), null, new SecureRandom());
+            return ctx;
+        } catch (GeneralSecurityException e) {
+            throw new IOException("cannot load the serving certificate " + serverCert, e);
+        }
+    }
+
     private static void openssl(Path dir, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add("openssl");

@@ -65,6 +65,11 @@ public final class DaemonProcess implements AutoCloseable {
 
     public boolean alive() { return process.isAlive(); }
 
+    /** Waits for the daemon to end; its exit code (137 after SIGKILL), or -1 when it still runs after {@code limit}. */
+    public int awaitExit(Duration limit) throws InterruptedException {
+        return process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS) ? process.exitValue() : -1;
+    }
+
     public String log() {
         try {
             return Files.readString(log);

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -32,6 +33,11 @@ class LauncherClassDataSharingTest {
     private static Run run(Map<String, String> env, String... args) throws IOException, InterruptedException {
         List<String> argv = new java.util.ArrayList<>(List.of(LAUNCHER.toString()));
         argv.addAll(List.of(args));
+        return runArgv(env, argv);
+    }
+
+    /** {@code argv} as given: the launcher behind a wrapper. */
+    private static Run runArgv(Map<String, String> env, List<String> argv) throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(argv);
         pb.environment().remove("NFTPROXY_NO_CDS");
         pb.environment().remove("NFTPROXY_JAVA_OPTS");
@@ -82,5 +88,25 @@ class LauncherClassDataSharingTest {
         assertEquals(0, shaped.exit(), shaped.stderr());
         assertTrue(shaped.stdout().startsWith("Usage: nftproxy run"), "flags with no command are run's:\n" + shaped.stdout());
         assertEquals(1, archives(cds).size(), "the daemon's archive: " + shaped.stderr());
+    }
+
+    /**
+     * The cache directory full (a 1 MiB tmpfs, in a mount namespace of the launcher's own) or read-only: the command
+     * runs and exits with its own status, no archive is written, nothing is left behind. A JVM asked to write an
+     * archive that does not fit exits with status 1 at the end of a successful run.
+     */
+    @Test
+    void aFullOrReadOnlyCacheDirectoryCostsTheArchiveNotTheExitStatus(@TempDir Path tmp) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.nftproxy.netlink.KernelNamespace.isRoot(), "mounting a tmpfs needs root");
+        for (String options : List.of("size=1m", "ro")) {
+            Path mnt = Files.createDirectories(tmp.resolve(options.replace('=', '-')));
+            Path cds = mnt.resolve("cds");
+            Run r = runArgv(Map.of("NFTPROXY_CDS_DIR", cds.toString()), List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    "mount -t tmpfs -o " + options + " tmpfs \"$1\" && mkdir -p \"$2\" 2>/dev/null; shift 2; exec \"$@\"", "sh",
+                    mnt.toString(), cds.toString(), LAUNCHER.toString(), "run", "--help"));
+            assertEquals(0, r.exit(), "cache directory on a tmpfs mounted " + options + ": " + r.stderr());
+            assertTrue(r.stdout().startsWith("Usage: nftproxy run"), r.stdout());
+            assertFalse(r.stderr().contains("shared archive"), r.stderr());
+        }
     }
 }
