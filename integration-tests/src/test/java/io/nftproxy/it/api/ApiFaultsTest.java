@@ -13,7 +13,6 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.api.ApiServer;
@@ -536,11 +535,12 @@ class ApiFaultsTest {
         }
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.kubeconfig = kubeconfig;
+        b.tableLayout = layout;
         config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient nft = wrap.apply(NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client());
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false,
-                new Renderer(layout)), nft, own, new SdNotify(Map.of()), clock);
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false),
+                nft, own, new SdNotify(Map.of()), clock);
         daemon.start(store -> {
             source = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE, KubernetesSource.DEFAULT_NODE_WAIT);
             source.start(NODE);
