@@ -43,9 +43,6 @@ final class DaemonLauncher {
         this.cmd = cmd;
     }
 
-    /** How long the start waits for the API server's first answer: a healthy one answers in milliseconds. */
-    static final Duration FIRST_CONTACT = Duration.ofSeconds(5);
-
     /** A start that cannot go on: the one line that says why, and the exit code. */
     private static final class Refused extends Exception {
         private static final long serialVersionUID = 1L;
@@ -110,19 +107,12 @@ final class DaemonLauncher {
     private int daemon(ProxyConfig config) throws Refused {
         ApiServer api = null;
         if (config.manifests() == null) {
-            // Before anything else: a wrong URL, CA or token is one line naming the server and the cause, in seconds.
+            // Only what an operator must edit stops the start: an unreadable or malformed kubeconfig (or the TLS files
+            // it names). An API server that cannot be used yet is retried by the watches, forever (issue 23).
             try {
                 api = apiServer(config, cmd.kubeProxyFlags.master == null ? null : cmd.kubeProxyFlags.masterUrl());
-                ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
-                if (failure != null) {
-                    throw new Refused(ExitCodes.API_UNUSABLE, "nftproxy: cannot start: API server " + api.url() + " unusable: "
-                            + failure.detail() + " (" + api.origin() + ")");
-                }
-            } catch (IllegalArgumentException e) {
-                throw new Refused(ExitCodes.INPUT_UNREADABLE, "nftproxy: cannot start: " + e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return ExitCodes.OK;
+            } catch (RuntimeException e) {
+                throw new Refused(ExitCodes.USAGE, "nftproxy: cannot start: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
             }
         }
         ApiServer checked = api;

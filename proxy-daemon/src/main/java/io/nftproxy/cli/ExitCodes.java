@@ -6,7 +6,12 @@ public final class ExitCodes {
     public static final int OK = 0;
     /** The input could not be read: the manifest directory is missing or unreadable. */
     public static final int INPUT_UNREADABLE = 1;
-    /** A flag or its value was wrong; nothing was done. */
+    /**
+     * A flag or its value was wrong, or a file only an operator can put right: the {@code --config} file or the
+     * kubeconfig unreadable or malformed. Nothing was done; the systemd unit does not restart on it
+     * (RestartPreventExitStatus), so the failure and its message stay in {@code systemctl status}. An API server that
+     * cannot be used is never an exit: the daemon retries it forever.
+     */
     public static final int USAGE = 2;
     /** nft cannot be used here: neither libnftables nor the nft binary works (missing, broken namespace). */
     public static final int NFT_UNAVAILABLE = 3;
@@ -28,9 +33,9 @@ public final class ExitCodes {
     public static final int DAEMON_RUNNING = 8;
 
     /**
-     * {@code run} with the Kubernetes API as its source could not use the API server at start: unreachable, not
-     * answering, its certificate not signed by the kubeconfig's CA, or the credentials refused. Once running, the
-     * daemon rides out outages instead (the unit's Restart= covers an API server that comes up later).
+     * {@code run --dry-run} with the Kubernetes API as its source: the API server could not be used (unreachable, not
+     * answering within 5 s, its certificate not signed by the kubeconfig's CA, or the credentials refused). The
+     * daemon itself never exits for this: it retries until it can use the server.
      */
     public static final int API_UNUSABLE = 10;
 

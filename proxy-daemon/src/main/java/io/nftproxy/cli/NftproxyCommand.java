@@ -28,11 +28,12 @@ import java.util.concurrent.Callable;
                         + "a kube-proxy command line (kubeadm's DaemonSet: --config=FILE --hostname-override=NAME) "
                         + "runs with the binary swapped. With no arguments at all, this help.",
                 ""},
-        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag, "
+        footer = {"", "Exit codes: 0 done, 1 input unreadable (e.g. --manifests directory missing), 2 invalid flag "
+                + "(run: also the config file or kubeconfig unreadable or malformed), "
                 + "3 nft unavailable, 4 permission denied, 5 transaction refused (run, cleanup), 6 trace could not "
                 + "follow the packet to an end, 7 the demo did not go as expected, 8 cleanup refused: a daemon runs here, "
-                + "9 trace --kernel: the kernel's table sends the packet elsewhere than the cluster implies, 10 run: the "
-                + "API server unusable at start.",
+                + "9 trace --kernel: the kernel's table sends the packet elsewhere than the cluster implies, 10 run "
+                + "--dry-run: the API server unusable (the daemon never exits because of the API server: it retries).",
                 "", "Start with:",
                 "  sudo ./nftproxy demo       # in a source checkout; the release has no demo",
                 "  nftproxy render --manifests examples --hostname-override k8s-node-1",

@@ -26,6 +26,9 @@ import java.util.function.Function;
  * code is the first failing check's.
  */
 final class NodeCheck {
+    /** How long the check waits for the API server's first answer: a healthy one answers in milliseconds. */
+    private static final java.time.Duration FIRST_CONTACT = java.time.Duration.ofSeconds(5);
+
     private final RunCommand cmd;
     private final Function<String, ConntrackSysctls.Access> sysctls;
     private final Function<String, OtherModeLeftovers.Outcome> leftovers;
@@ -73,7 +76,7 @@ final class NodeCheck {
             return;
         }
         try {
-            ApiServer.Failure failure = api.firstContact(DaemonLauncher.FIRST_CONTACT);
+            ApiServer.Failure failure = api.firstContact(FIRST_CONTACT);
             if (failure == null) line(out, "source", "ok: API server " + api.url() + " answered (" + where + ")");
             else fail(out, "source", ExitCodes.API_UNUSABLE, "API server " + api.url() + " unusable: " + failure.detail() + " (" + where + ")");
         } catch (InterruptedException e) {

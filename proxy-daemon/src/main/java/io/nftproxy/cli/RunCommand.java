@@ -65,12 +65,13 @@ import java.util.function.LongConsumer;
                 "  nftproxy run --once --manifests examples --hostname-override k8s-node-1",
                 "  nftproxy run --config /etc/nftproxy/config.yaml --dry-run",
                 "", "Exit codes: 0 applied (--once), sysctls set (--init-only), configuration written "
-                + "(--write-config-to), every check passed (--dry-run) or stopped by SIGTERM, 1 --manifests missing or unreadable, a sysctl or the "
-                + "--write-config-to file not writable, 2 invalid flag or configuration, 3 nft unavailable, "
-                + "4 permission denied (nftables or a sysctl), 5 transaction refused by nft or the kernel (--once; "
-                + "the daemon retries instead), 8 --cleanup while a daemon runs here, 10 the API server unusable at start "
-                + "(unreachable, silent for 5 s, untrusted certificate, credentials refused; once running, the daemon "
-                + "retries instead)."})
+                + "(--write-config-to), every check passed (--dry-run) or stopped by SIGTERM, 1 --manifests missing or "
+                + "unreadable, a sysctl or the --write-config-to file not writable, 2 invalid flag, or the --config file "
+                + "or kubeconfig unreadable or malformed, 3 nft unavailable, 4 permission denied (nftables or a sysctl), "
+                + "5 transaction refused by nft or the kernel (--once; the daemon retries instead), 8 --cleanup while a "
+                + "daemon runs here, 10 --dry-run: the API server unusable. The daemon never exits because of the API "
+                + "server (unreachable, no such name, silent, untrusted certificate, credentials refused, 429/5xx): it "
+                + "retries forever, /livez 200 and /healthz 503 naming the cause until the first sync."})
 public final class RunCommand implements Callable<Integer> {
     private static final Logger LOG = LoggerFactory.getLogger(RunCommand.class);
 
@@ -199,7 +200,8 @@ public final class RunCommand implements Callable<Integer> {
             return ExitCodes.USAGE;
         } catch (IOException e) {
             err.println("nftproxy: --config " + config + ": cannot be read: " + io.nftproxy.config.UnreadableFile.reason(config, e));
-            return ExitCodes.INPUT_UNREADABLE;
+            // As a malformed one: only an operator puts it right, so the unit must not restart it (RestartPreventExitStatus).
+            return ExitCodes.USAGE;
         }
         ProxyConfig effective = rc.config();
         effective.logging().apply();

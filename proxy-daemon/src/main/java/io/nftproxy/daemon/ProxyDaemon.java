@@ -23,6 +23,7 @@ import io.nftproxy.node.NodeResolver;
 import io.nftproxy.proxy.Diagnostic;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.source.ClusterStore;
+import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.source.ServiceChanges;
 import io.nftproxy.sync.GenerationTracker;
 import io.nftproxy.sync.KernelTable;
@@ -219,7 +220,11 @@ public final class ProxyDaemon implements AutoCloseable {
             runner.requestSync();
         });
         proxySync.readBackEarly();
-        closeables.add(source.start(store));
+        AutoCloseable started = source.start(store);
+        closeables.add(started);
+        // Until the first sync, an API server that cannot be used is why /healthz says 503: the body names it. After
+        // it, the table programmed last stays valid through an outage and /healthz goes by the sync times alone.
+        if (started instanceof KubernetesSource k) health.unhealthyWhile(now -> firstSync.getCount() > 0 ? k.unusable() : null);
         // nodeport-ips follows the node's addresses: a change re-reads them at the next sync (a full one, as the
         // node context changed), rather than waiting for the periodic run.
         closeables.add(network.monitorAddresses(runner::requestSync,

@@ -28,18 +28,25 @@ public final class ClusterOnce {
     /**
      * Lists the cluster as {@code nodeName} sees it; waits at most {@code timeout} for all lists.
      *
-     * @throws NotRead when a list did not arrive in time (the server unreachable, refusing, or too slow)
+     * @throws NotRead at once when the server refuses the connection, its name does not resolve or its certificate
+     *                 is not trusted ({@link ApiServer.Failure#definite}); when a list did not arrive in time otherwise
+     *                 (no answer, 401/403, 429, 5xx, a slow server)
      */
     public static LoadResult read(ApiServer api, String nodeName, Duration timeout) throws NotRead, InterruptedException {
         ClusterStore store = new ClusterStore();
         // The Node gets the rest of the timeout after Services and slices, not the daemon's 30 s of patience.
         Duration nodeWait = timeout.dividedBy(2);
         long deadline = System.nanoTime() + timeout.toNanos();
-        ApiReachability reachability = new ApiReachability(api.url(), "for at most " + timeout.toSeconds()
+        ApiReachability reachability = ApiReachability.oneShot(api.url(), "for at most " + timeout.toSeconds()
                 + " s (--request-timeout), then the command fails");
         try (KubernetesSource source = new KubernetesSource(api, store, Duration.ZERO, nodeWait, reachability)) {
             source.start(nodeName);
             while (!store.ready()) {
+                // Refused, no such name, an untrusted certificate: the answer is not going to change within the
+                // timeout, so the command says so now instead of waiting it out.
+                ApiServer.Failure definite = reachability.failures().values().stream().filter(ApiServer.Failure::definite)
+                        .findFirst().orElse(null);
+                if (definite != null) throw new NotRead("API server " + api.url() + " unusable: " + definite.detail());
                 if (System.nanoTime() - deadline > 0) {
                     Map<String, String> problems = source.problems();
                     List<String> waiting = store.waitingFor();

@@ -34,8 +34,10 @@ import java.util.function.Function;
  * without the Node would program a node context that the next sync changes. The Node and ServiceCIDRs are waited
  * for at most {@code nodeWait} after Services and slices are in, with a warning, as kube-proxy waits for its node.
  *
- * <p>The server unreachable, refusing, or presenting a certificate the kubeconfig's CA did not sign: every kind
- * retries forever with backoff, and the log says so once per change of cause, naming the URL and the root cause.
+ * <p>The server unreachable, its name not resolving, refusing, answering 401/403, 429 or 5xx, or presenting a
+ * certificate the kubeconfig's CA did not sign, at start as after it: every kind retries forever with capped,
+ * jittered backoff, and the log says so once per change of cause, naming the URL and the root cause. Nothing is
+ * removed from the store meanwhile, so the kernel table stays as it is.
  */
 public final class KubernetesSource implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(KubernetesSource.class);
@@ -143,6 +145,9 @@ public final class KubernetesSource implements AutoCloseable {
 
     /** Why the API server is not usable right now, by kind (empty when it is). */
     public java.util.Map<String, String> problems() { return reachability.problems(); }
+
+    /** "API server URL unusable: CAUSE" while some kind cannot reach it, else null: what /healthz says before the first sync. */
+    public String unusable() { return reachability.describe(); }
 
     @Override public void close() {
         timer.shutdownNow();

@@ -287,6 +287,33 @@ class RenderCommandTest {
         assertEquals(ExitCodes.INPUT_UNREADABLE, run("render", "--manifests", file.toString(), "--hostname-override", "n1").exit());
     }
 
+    /** A refused port is not waited out for --request-timeout: the command fails at once, naming the server and the cause. */
+    @Test
+    void aRefusedApiServerFailsAtOnceNamingTheCause(@TempDir Path dir) throws IOException {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        Path kubeconfig = Files.writeString(dir.resolve("kubeconfig"), """
+                apiVersion: v1
+                kind: Config
+                clusters:
+                - {name: c, cluster: {server: "http://127.0.0.1:%d"}}
+                users:
+                - {name: u, user: {token: not-a-real-token}}
+                contexts:
+                - {name: x, context: {cluster: c, user: u}}
+                current-context: x
+                """.formatted(port));
+        long t0 = System.nanoTime();
+        Run r = run("render", "--kubeconfig", kubeconfig.toString(), "--hostname-override", "n1");
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(ExitCodes.INPUT_UNREADABLE, r.exit(), r.err());
+        assertTrue(ms < 5_000, "took " + ms + " ms of the 60 s --request-timeout");
+        assertTrue(r.err().contains("--kubeconfig " + kubeconfig + ": API server http://127.0.0.1:" + port
+                + " unusable: connection refused or unreachable"), r.err());
+    }
+
     /**
      * A kubeconfig whose current-context names no context: one line naming the file, the name and the contexts it
      * has, instead of a connection error about https://kubernetes.default.svc (issue 24). No server is asked.

@@ -90,6 +90,26 @@ class RunCommandTest {
         return (mode, netns, childStarted) -> new NftClients.Selection(f, "fake");
     }
 
+    /**
+     * A kubeconfig that cannot be read or parsed is the one API problem that ends the start: only an operator fixes
+     * it, so exit 2, which the unit does not restart. (An API server that cannot be used is retried instead: the
+     * integration tests' ApiUnusableAtStartTest.) Bounded: were the file accepted, the daemon would run on.
+     */
+    @Test
+    void anUnreadableOrMalformedKubeconfigExitsTwo() throws Exception {
+        Path tmp = dir;
+        Path malformed = Files.writeString(tmp.resolve("kubeconfig"), "clusters: [ {name: a, cluster: {server: \n");
+        for (Path kubeconfig : List.of(tmp.resolve("absent"), malformed)) {
+            FakeNftClient f = new FakeNftClient();
+            Run r = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> runArgs(fake(f),
+                    List.of("--kubeconfig", kubeconfig.toString(), "--hostname-override", "k8s-node-1",
+                            "--healthz-bind-address", "127.0.0.1:0", "--metrics-bind-address", "127.0.0.1:0")));
+            assertEquals(ExitCodes.USAGE, r.exit(), kubeconfig + ": " + r.err());
+            assertTrue(r.err().startsWith("nftproxy: cannot start: "), r.err());
+            assertNull(f.dump(IpFamily.IPV4), "nothing applied");
+        }
+    }
+
     @Test
     void onceAppliesBothTablesAndExitsZero() {
         FakeNftClient f = new FakeNftClient();
@@ -497,7 +517,7 @@ class RunCommandTest {
         assertNull(f.dump(IpFamily.IPV4));
         for (Path unreadable : List.of(dir.resolve("missing.yaml"), dir)) {
             r = run(fake(f), "--once", "--config", unreadable.toString());
-            assertEquals(ExitCodes.INPUT_UNREADABLE, r.exit(), r.err());
+            assertEquals(ExitCodes.USAGE, r.exit(), r.err());
             assertTrue(r.err().contains("--config " + unreadable + ": cannot be read: "
                     + (unreadable.equals(dir) ? "is a directory" : "no such file")), r.err());
         }

@@ -39,7 +39,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * <p>Shown, in order: {@code systemctl start} returns only after the first sync ({@code READY=1}); the sandbox holds
  * with User=nftproxy and CAP_NET_ADMIN alone while libnftables, conntrack netlink and rtnetlink all work (the table,
  * the conntrack reconciler's metric, no permission warnings, /healthz 200); a wedged daemon (SIGSTOP) is killed by
- * the watchdog and restarted; {@code systemctl stop} leaves the unit inactive, not failed, and the rules in place.
+ * the watchdog and restarted; {@code systemctl stop} leaves the unit inactive, not failed, and the rules in place;
+ * a typo in the config file leaves the unit failed, not restarting, with the message in {@code systemctl status}.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class SystemdUnitNspawnTest {
@@ -248,6 +249,38 @@ class SystemdUnitNspawnTest {
         String journal = machine.ok("journalctl", "-u", UNIT, "--no-pager", "-o", "cat");
         assertFalse(journal.contains("][warning]["), "JVM warnings in the journal:\n" + journal);
         assertTrue(machine.exec("sh", "-c", "ls /var/cache/nftproxy/nftproxy-*.jsa").ok(), "the daemon's archive was written");
+    }
+
+    /**
+     * A typo in the configuration is for an operator to fix, not for restarts: the daemon exits 2 and
+     * RestartPreventExitStatus=2 leaves the unit failed (not "activating (auto-restart)" every RestartSec), with the
+     * error in {@code systemctl status}. The pre-start reads the same file and fails too, but its failure is ignored
+     * ('-'), because systemd applies RestartPreventExitStatus= to the main process only.
+     */
+    @Test
+    @Order(6)
+    void aConfigTypoLeavesTheUnitFailedWithItsMessage() throws Exception {
+        String config = "/etc/nftproxy/config.yaml";
+        machine.ok("cp", config, config + ".good");
+        try {
+            machine.ok("sh", "-c", "printf 'clusterCIRD: 10.244.0.0/16\\n' >> " + config);
+            int restarts = Integer.parseInt(machine.property(UNIT, "NRestarts"));
+            KernelNamespace.Result start = machine.exec("systemctl", "start", UNIT);
+            assertNotEquals(0, start.exitCode(), "systemctl start with a typo in the config: " + start.stdout());
+            // Three times RestartSec: a unit that restarts would have been started again, and again, meanwhile.
+            Thread.sleep(6_000);
+            assertEquals("failed", machine.property(UNIT, "ActiveState"), "not restarting");
+            assertEquals("exit-code", machine.property(UNIT, "Result"));
+            assertEquals("2", machine.property(UNIT, "ExecMainStatus"));
+            assertEquals(restarts, Integer.parseInt(machine.property(UNIT, "NRestarts")), "restarts after the typo");
+            String status = machine.exec("systemctl", "status", "--no-pager", "-l", "-n", "30", UNIT).stdout();
+            System.out.println("systemd: a config typo leaves the unit failed:\n" + status);
+            assertTrue(status.contains("failed"), status);
+            assertTrue(status.contains("invalid configuration") && status.contains("clusterCIRD"), "the message in systemctl status:\n" + status);
+        } finally {
+            machine.ok("mv", config + ".good", config);
+            machine.exec("systemctl", "reset-failed", UNIT);
+        }
     }
 
     private static String field(String procStatus, String name) {

@@ -16,6 +16,7 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -160,8 +161,8 @@ public final class ApiServer {
     }
 
     /**
-     * One GET of {@code /version}, bounded by {@code limit} as a whole (connect, TLS, response): the daemon's start
-     * asks it so that a wrong URL or CA is one clear line within seconds instead of a retrying daemon. Null when the
+     * One GET of {@code /version}, bounded by {@code limit} as a whole (connect, TLS, response): {@code run --dry-run}
+     * asks it to report on the server in seconds (the daemon itself never stops for it: its watches retry). Null when the
      * server answered (any status but 401, which means the kubeconfig's credentials are refused), else why not.
      */
     public Failure firstContact(Duration limit) throws InterruptedException {
@@ -228,32 +229,69 @@ public final class ApiServer {
      * trusted, ...) and its detail. Retries that fail the same way in slightly different words share a category,
      * so the log does not repeat itself.
      */
-    public record Failure(String category, String detail) {}
+    public record Failure(String category, String detail) {
+        /** The categories for which the network or the server said no at once, rather than nothing. */
+        private static final java.util.Set<String> DEFINITE = java.util.Set.of(UNREACHABLE, UNRESOLVABLE, UNTRUSTED);
+
+        /**
+         * The connection was refused, the name does not resolve or the certificate is not trusted: an answer that
+         * waiting a few seconds does not change. A one-shot command fails at once on it; the daemon retries all the
+         * same (the server may come up, the DNS record appear, the CA file be put right). Not 401/403: a restarting
+         * API server answers 403 to kube-proxy's user for a moment before its RBAC is loaded (seen in
+         * DaemonAgainstApiServerTest), so those are waited out like a 5xx.
+         */
+        public boolean definite() { return DEFINITE.contains(category); }
+
+        /**
+         * Nothing reached the server (refused, unreachable, no such name, no answer to the connect): retrying costs it
+         * nothing, so the daemon retries these sooner than an answer from a server that is overloaded or refuses us.
+         */
+        public boolean beforeTheServer() { return BEFORE_THE_SERVER.contains(category); }
+
+        private static final java.util.Set<String> BEFORE_THE_SERVER = java.util.Set.of(UNREACHABLE, UNRESOLVABLE, NO_CONNECT);
+    }
+
+    /** Refused, reset, no route, a failed TLS handshake: the server is not reached. */
+    public static final String UNREACHABLE = "unreachable";
+    /** Nothing answered the connection (a firewall dropping packets, a host that is down). */
+    public static final String NO_CONNECT = "connect timeout";
+    /** The server's host name does not resolve (DNS). */
+    public static final String UNRESOLVABLE = "unresolvable";
+    /** The server's certificate is not signed by the configured CA. */
+    public static final String UNTRUSTED = "untrusted";
 
     /** The innermost cause, named for what it means (refused, untrusted certificate, ...), not the client's wrapper. */
     public static Failure failure(Throwable e) {
         Throwable t = e;
         boolean tls = false;
         boolean untrusted = false;
+        boolean connectTimeout = false;
+        Throwable dns = null;
         while (true) {
+            if (t instanceof HttpConnectTimeoutException) connectTimeout = true;
             if (t instanceof SSLHandshakeException) tls = true;
             if (t instanceof CertPathBuilderException || t instanceof CertificateException) untrusted = true;
+            // The JDK's client wraps a name that does not resolve in a ConnectException: look past it.
+            if (t instanceof UnknownHostException || t instanceof UnresolvedAddressException) dns = t;
             if (t.getCause() == null || t.getCause() == t) break;
             t = t.getCause();
         }
         String msg = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-        if (untrusted) {
-            return new Failure("untrusted", "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")");
+        if (dns != null) {
+            return new Failure(UNRESOLVABLE, "DNS failure: the server's host name does not resolve"
+                    + (dns.getMessage() == null ? "" : " (" + dns.getMessage() + ")"));
         }
-        if (tls) return new Failure("unreachable", "TLS handshake failed (" + msg + ")");
+        if (untrusted) {
+            return new Failure(UNTRUSTED, "TLS: the server's certificate is not trusted by the configured CA (" + msg + ")");
+        }
+        if (tls) return new Failure(UNREACHABLE, "TLS handshake failed (" + msg + ")");
+        if (connectTimeout) return new Failure(NO_CONNECT, "connect timed out (nothing answered the connection)");
         if (t instanceof ConnectException || e instanceof ConnectException || t instanceof java.net.SocketException
                 || (t instanceof IOException && msg.contains("Connection reset"))) {
             // The JDK's refused connect ends in a bare ClosedChannelException: its name says nothing more.
-            return new Failure("unreachable",
+            return new Failure(UNREACHABLE,
                     "connection refused or unreachable" + (t.getMessage() == null ? "" : " (" + msg + ")"));
         }
-        if (t instanceof UnknownHostException) return new Failure("unreachable", "host name not resolvable (" + msg + ")");
-        if (t instanceof HttpConnectTimeoutException) return new Failure("unreachable", "connect timed out");
         if (t instanceof HttpTimeoutException) return new Failure("silent", "no response in time");
         if (t instanceof StreamBody.IdleTimeoutException) return new Failure("silent", msg);
         String detail = t.getClass().getSimpleName() + ": " + msg;

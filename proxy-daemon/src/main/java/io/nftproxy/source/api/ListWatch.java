@@ -46,7 +46,14 @@ public final class ListWatch<T> implements AutoCloseable {
     /** The longest wait for a list's or watch's response to begin. */
     private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(30);
     static final Duration MIN_BACKOFF = Duration.ofMillis(500);
+    /** The longest wait after an answer that refused us (401/403, 429, 5xx, an untrusted certificate): spare the server. */
     static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /**
+     * The longest wait after a failure that never reached the server (refused, no route, no such name, no answer to
+     * the connect): a retry costs the server nothing, and this bounds how long after it comes back the node still
+     * waits (issue 23: the table complete within 5 s of the link's return). Any kind that gets through wakes the others.
+     */
+    static final Duration MAX_UNREACHED_BACKOFF = Duration.ofSeconds(2);
 
     /**
      * Where decoded objects go; called on this watch's own thread only.
@@ -126,15 +133,22 @@ public final class ListWatch<T> implements AutoCloseable {
                 ApiServer.Failure failure = e instanceof Status s ? new ApiServer.Failure("HTTP " + s.code, s.getMessage()) : ApiServer.failure(e);
                 // A rotated token, an expired exec credential, a CA file put right: read the kubeconfig again.
                 if ((e instanceof Status s && s.code == 401) || failure.category().equals("untrusted")) api.refreshCredentials();
+                long cap = backoffCap(failure).toMillis();
+                backoff = Math.min(backoff, cap);
                 reachability.failed(kind, during, failure, e);
                 try {
-                    Thread.sleep(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    reachability.pause(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
                 } catch (InterruptedException ie) {
                     return;
                 }
-                backoff = Math.min(backoff * 2, MAX_BACKOFF.toMillis());
+                backoff = Math.min(backoff * 2, cap);
             }
         }
+    }
+
+    /** The back-off's cap for {@code failure}: short while the server is not reached at all, long once it answers. */
+    static Duration backoffCap(ApiServer.Failure failure) {
+        return failure.beforeTheServer() ? MAX_UNREACHED_BACKOFF : MAX_BACKOFF;
     }
 
     private void list() throws IOException, InterruptedException {
