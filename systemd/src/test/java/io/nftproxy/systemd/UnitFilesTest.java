@@ -168,7 +168,7 @@ class UnitFilesTest {
         String unit = Files.readString(UNIT).replace("ExecStart=/usr/local/bin/nftproxy ", "ExecStart=/bin/true ")
                 .replace("NFTPROXY_NO_CDS=1 /usr/local/bin/nftproxy ", "NFTPROXY_NO_CDS=1 /bin/true ");
         assertTrue(unit.contains("ExecStart=/bin/true run --config /etc/nftproxy/config.yaml"));
-        assertTrue(unit.contains("ExecStartPre=+/usr/bin/env NFTPROXY_NO_CDS=1 /bin/true run --init-only --config /etc/nftproxy/config.yaml"));
+        assertTrue(unit.contains("ExecStartPre=-+/usr/bin/env NFTPROXY_NO_CDS=1 /bin/true run --init-only --config /etc/nftproxy/config.yaml"));
         Path copy = Files.writeString(tmp.resolve("nftproxy.service"), unit);
         Result verify = run(List.of(analyze, "verify", copy.toString()));
         // verify exits 0 even for unknown or misplaced keys, so any output at all is a finding.
@@ -202,7 +202,7 @@ class UnitFilesTest {
         for (String required : List.of("Type=notify", "NotifyAccess=main", "WatchdogSec=30s", "Restart=always",
                 "ExecStart=/usr/local/bin/nftproxy run --config /etc/nftproxy/config.yaml", "RestartSec=2s",
                 // The sysctls are set by a privileged pre-start, so the daemon gets a read-only /proc/sys.
-                "ExecStartPre=+/usr/bin/env NFTPROXY_NO_CDS=1 /usr/local/bin/nftproxy run --init-only --config /etc/nftproxy/config.yaml",
+                "ExecStartPre=-+/usr/bin/env NFTPROXY_NO_CDS=1 /usr/local/bin/nftproxy run --init-only --config /etc/nftproxy/config.yaml",
                 "ProtectKernelTunables=yes",
                 "OOMScoreAdjust=-999", "TimeoutStopSec=20s", "KillSignal=SIGTERM", "User=nftproxy",
                 "AmbientCapabilities=CAP_NET_ADMIN", "CapabilityBoundingSet=CAP_NET_ADMIN", "NoNewPrivileges=yes",
