@@ -1,7 +1,8 @@
 #!/bin/bash
 # The daemon's footprint after its first sync: threads by name, RSS and PSS, first-sync time (issue 27).
 #
-# Runs the checkout's launcher (./nftproxy, so its JVM flags and class-data archive) as `nftproxy run --manifests DIR`
+# Runs the daemon as the launcher does (nftproxy-jvm.sh's JVM flags and class-data archive, then NFTPROXY_JAVA_OPTS)
+# as `nftproxy run --manifests DIR`
 # in a throwaway network namespace (ip netns exec only; deleted on exit) with N ClusterIP Services x 2 endpoints and two
 # LoadBalancer Services with externalTrafficPolicy Local (two health-check NodePort servers). A first run writes the
 # class-data archive (into a temporary directory) and is not measured; the second is: the time from the launcher's
@@ -9,11 +10,14 @@
 # smaps_rollup's Pss. Needs root and a built jar (./mvnw -B -o -pl demo -am package -DskipTests).
 #
 #   benchmarks/footprint.sh [SERVICES=1000] [WAIT=10]     NFTPROXY_JAVA_OPTS='...' adds JVM flags as in production
+#   JAR=... measures another build (a copy of an older one, say) with the same script
 set -euo pipefail
 N=${1:-1000}
 WAIT=${2:-10}
 cd "$(dirname "$0")/.."
-[ -f proxy-daemon/target/nftproxy.jar ] || { echo "no proxy-daemon/target/nftproxy.jar: build it first" >&2; exit 2; }
+JAR=${JAR:-proxy-daemon/target/nftproxy.jar}
+[ -f "$JAR" ] || { echo "no $JAR: build it first" >&2; exit 2; }
+. systemd/src/main/dist/nftproxy-jvm.sh
 NS=nftp-fp-$$
 OUT=$(mktemp -d /tmp/nftp-fp.XXXXXX)
 DIR=$OUT/manifests
@@ -25,6 +29,7 @@ cleanup() {
     ip netns del "$NS" 2>/dev/null || true
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 ip -n "$NS" link add fp0 type veth peer name fp1
@@ -52,6 +57,13 @@ endpoints:
   - {addresses: [10.202.$ip], conditions: {ready: true}}
 YAML
 done
+# The node, so that the health-check NodePorts (nodePortAddresses: primary) have its address to bind.
+cat > "$DIR/node.yaml" <<YAML
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {addresses: [{type: InternalIP, address: 192.0.2.10}]}
+YAML
 for j in 1 2; do
     cat > "$DIR/lb-$j.yaml" <<YAML
 apiVersion: v1
@@ -78,9 +90,11 @@ done
 # One run of the launcher; $1 = measure or not.
 run() {
     local log=$OUT/daemon-$1.log start t
+    : > "$log"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    ip netns exec "$NS" ./nftproxy run --manifests "$DIR" --hostname-override n1 \
+    ip netns exec "$NS" java $(nftproxy_jvm_flags "$JAR" run) ${NFTPROXY_JAVA_OPTS:-} -cp "$JAR" io.nftproxy.cli.Main \
+        run --manifests "$DIR" --hostname-override n1 \
         --healthz-bind-address 127.0.0.1:10256 --metrics-bind-address 127.0.0.1:10249 > "$log" 2>&1 &
     PID=$!
     for ((t = 0; t < 6000; t++)); do grep -q 'first sync done' "$log" && break; kill -0 "$PID" || { cat "$log"; exit 1; }; sleep 0.1; done

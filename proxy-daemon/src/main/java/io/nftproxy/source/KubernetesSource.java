@@ -5,6 +5,7 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
+import io.nftproxy.http.HttpServer;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.source.api.ApiReachability;
 import io.nftproxy.source.api.ApiServer;
@@ -15,8 +16,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,11 +52,8 @@ public final class KubernetesSource implements AutoCloseable {
     private final ApiReachability reachability;
     private final List<ListWatch<?>> watches = new CopyOnWriteArrayList<>();
     private final AtomicBoolean waitStarted = new AtomicBoolean();
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "watch-lag-probe");
-        t.setDaemon(true);
-        return t;
-    });
+    /** The lag probe and the Node wait: on the HTTP servers' event loop (they take microseconds), no thread of their own. */
+    private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
 
     public KubernetesSource(ApiServer api, ClusterStore store) { this(api, store, DEFAULT_LAG_PROBE, DEFAULT_NODE_WAIT); }
 
@@ -99,20 +96,21 @@ public final class KubernetesSource implements AutoCloseable {
         }, store::upsertServiceCidr, store::deleteServiceCidr);
         if (!lagProbeInterval.isZero()) {
             long ms = lagProbeInterval.toMillis();
-            timer.scheduleWithFixedDelay(() -> watches.forEach(w -> w.probe(lagProbeInterval)), ms, ms, TimeUnit.MILLISECONDS);
+            timers.add(HttpServer.eventLoop().scheduleWithFixedDelay(() -> watches.forEach(w -> w.probe(lagProbeInterval)),
+                    ms, ms, TimeUnit.MILLISECONDS));
         }
     }
 
     /** Once Services and slices are in, the Node and ServiceCIDRs get a bounded time to follow. */
     private void primaryListed() {
         if (!store.servicesAndSlicesListed() || !waitStarted.compareAndSet(false, true)) return;
-        timer.schedule(() -> {
+        timers.add(HttpServer.eventLoop().schedule(() -> {
             List<String> waiting = store.waitingFor();
             if (waiting.isEmpty()) return;
             LOG.warn("first sync proceeds without {} after waiting {} s; they are applied when they arrive", waiting, nodeWait.toSeconds());
             if (waiting.contains("Node")) store.nodesListed();
             if (waiting.contains("ServiceCIDRs")) store.serviceCidrsListed();
-        }, nodeWait.toMillis(), TimeUnit.MILLISECONDS);
+        }, nodeWait.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /**
@@ -139,7 +137,7 @@ public final class KubernetesSource implements AutoCloseable {
     public java.util.Map<String, String> problems() { return reachability.problems(); }
 
     @Override public void close() {
-        timer.shutdownNow();
+        timers.forEach(t -> t.cancel(false));
         watches.forEach(ListWatch::close);
     }
 }
