@@ -10,6 +10,7 @@
 # smaps_rollup's Pss. Needs root and a built jar (./mvnw -B -o -pl demo -am package -DskipTests).
 #
 #   benchmarks/footprint.sh [SERVICES=1000] [WAIT=10]     NFTPROXY_JAVA_OPTS='...' adds JVM flags as in production
+#   INSPECT='jcmd $PID VM.native_memory summary' runs a command on the measured daemon before it stops
 #   JAR=... measures another build (a copy of an older one, say) with the same script
 set -euo pipefail
 N=${1:-1000}
@@ -109,6 +110,7 @@ run() {
         for t in /proc/$PID/task/*; do cat "$t/comm"; done | sed "s/[0-9][0-9]*$/N/" | sort | uniq -c | sort -rn | awk '{c=$1; $1=""; printf "  %2d %s\n", c, substr($0,2)}'
         echo "RSS $(awk '/VmRSS/ {print $2}' /proc/$PID/status) kB, peak (VmHWM) $(awk '/VmHWM/ {print $2}' /proc/$PID/status) kB, PSS $(awk '/^Pss:/ {print $2}' /proc/$PID/smaps_rollup) kB"
         echo "CPU (user+sys) $(awk '{printf "%.2f", ($14 + $15) / 100}' /proc/$PID/stat) s"
+        if [ -n "${INSPECT:-}" ]; then PID=$PID sh -c "$INSPECT"; fi
     fi
     kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }

@@ -1,12 +1,18 @@
 # JVM options for nftproxy, sourced by both launchers (./nftproxy in a checkout, the one install.sh writes). POSIX sh.
 #
 # A small long-running daemon, not a batch job: serial GC (one thread, no concurrent workers), the JIT's first tier
-# only (C2 burns seconds of CPU at start for code that runs a few times a second). The heap has a fixed 48 MiB young
-# generation and room to grow: with a heap kept tight (-Xms16m, MaxHeapFreeRatio=30) a burst of 1,000 changes at 5k
-# Services ran 2,022 collections and 18 full ones of up to 203 ms; with these flags 279 young ones, none full, at most
-# 38 ms (docs/benchmarks.md, "GC pauses during a burst"). G1 with a 10 ms goal did worse here (up to 127 ms, 770 MB RSS).
-# Since the manifest source re-parses only changed files, such a burst runs 3-4 young collections; -Xmn16m shortened
-# them but filled the old generation twice as fast over 10 bursts, so the young generation stays at 48 MiB.
+# only (C2 burns seconds of CPU at start for code that runs a few times a second). The heap starts at 16 MiB and grows
+# with the live set (the old generation keeps 40-70 % free after a collection, the young one a third of the heap,
+# 8 to 48 MiB), up to 1 GiB (45k Services x 2 peak at about 450 MB at a cold start). A node of a 1k cluster keeps
+# about 30 MB of heap rather than the 128 MiB that -Xms128m -Xmn48m committed and touched up front (issue 27,
+# docs/benchmarks.md "Footprint"). The young generation stops at 48 MiB: a burst of 1,000 changes at 5k Services then
+# runs a few young collections and no full one (docs/benchmarks.md, "GC pauses during a burst"; a heap kept tight,
+# MinHeapFreeRatio=10 and MaxHeapFreeRatio=30, ran 2,022 collections and 18 full ones). G1 with a 10 ms goal did worse
+# here (up to 127 ms, 770 MB RSS).
+# On Java 17-19 the daemon also runs without the threads it never needs (issue 27): one C1 compiler thread, not one
+# added under load; no code-cache sweeper (C1 code of a daemon this size fills a few MB of the 240 MB reserved); GC
+# notifications delivered by the service thread, not a thread of their own. Later JVMs have no sweeper and refuse or
+# warn about some of these flags, so the launcher passes them only when the runtime's release file says 17-19.
 # JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and
@@ -24,9 +30,23 @@ nftproxy_runs_daemon() {
     esac
 }
 
-nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand)
-    flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
-    flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
+# The feature release (17, 21, ...) of the java binary $1 (a path or a name on PATH), from its runtime's release file;
+# empty when that cannot be read.
+nftproxy_java_release() {
+    java_bin="$(command -v "$1" 2>/dev/null || true)"
+    [ -n "$java_bin" ] || return 0
+    java_home="$(dirname "$(dirname "$(readlink -f "$java_bin")")")"
+    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$java_home/release" 2>/dev/null || true
+}
+
+nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $3: the java binary (default: java)
+    flags="-XX:+UseSerialGC -Xms16m -XX:NewSize=8m -XX:MaxNewSize=48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70"
+    flags="$flags -XX:TieredStopAtLevel=1 -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
+    if nftproxy_runs_daemon "$2"; then
+        case "$(nftproxy_java_release "${3:-java}")" in
+            17|18|19) flags="$flags -XX:CICompilerCount=1 -XX:-MethodFlushing -XX:+UnlockDiagnosticVMOptions -XX:-UseNotificationThread" ;;
+        esac
+    fi
     if nftproxy_runs_daemon "$2" && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
         cds_dir="${NFTPROXY_CDS_DIR:-${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/nftproxy/cds}"
         cds_key="$(stat -c '%s-%Y' "$1" 2>/dev/null || true)"

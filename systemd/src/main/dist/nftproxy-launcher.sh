@@ -14,4 +14,4 @@ java="$lib/runtime/bin/java"
 # (another collector only after -XX:-UseSerialGC: the JVM refuses to start with two).
 . "$lib/nftproxy-jvm.sh"
 # shellcheck disable=SC2046 # the flags are words by design; none holds a space
-exec "$java" $(nftproxy_jvm_flags "$lib/nftproxy.jar" "${1:-}") ${NFTPROXY_JAVA_OPTS:-} -jar "$lib/nftproxy.jar" "$@"
+exec "$java" $(nftproxy_jvm_flags "$lib/nftproxy.jar" "${1:-}" "$java") ${NFTPROXY_JAVA_OPTS:-} -jar "$lib/nftproxy.jar" "$@"

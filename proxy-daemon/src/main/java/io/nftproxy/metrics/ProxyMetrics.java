@@ -10,7 +10,15 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmNativeMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
+import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
+import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.io.ByteArrayOutputStream;
@@ -102,7 +110,19 @@ public final class ProxyMetrics {
         Info.builder().name("nftproxy_build_info").help("The version, commit and build time of this nftproxy")
                 .labelNames("version", "git_commit", "build_date", "java_version").register(registry)
                 .addLabelValues(build.version(), build.commit(), build.date(), Runtime.version().toString());
-        if (jvm) JvmMetrics.builder().register(registry);
+        if (jvm) {
+            // JvmMetrics' set but the per-pool allocation counters: bumped from a listener at every collection, with
+            // exemplars that no configuration turns off, they started a scheduler thread of their own (issue 27).
+            JvmThreadsMetrics.builder().register(registry);
+            JvmBufferPoolMetrics.builder().register(registry);
+            JvmClassLoadingMetrics.builder().register(registry);
+            JvmCompilationMetrics.builder().register(registry);
+            JvmGarbageCollectorMetrics.builder().register(registry);
+            JvmMemoryMetrics.builder().register(registry);
+            JvmNativeMemoryMetrics.builder().register(registry);
+            JvmRuntimeInfoMetric.builder().register(registry);
+            ProcessMetrics.builder().register(registry);
+        }
     }
 
     /**
