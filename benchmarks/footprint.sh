@@ -11,14 +11,16 @@
 #
 #   benchmarks/footprint.sh [SERVICES=1000] [WAIT=10]     NFTPROXY_JAVA_OPTS='...' adds JVM flags as in production
 #   INSPECT='jcmd $PID VM.native_memory summary' runs a command on the measured daemon before it stops
-#   JAR=... measures another build (a copy of an older one, say) with the same script
+#   JAR=... measures another build (a copy of an older one, say) with the same script; JVM_SH=... another
+#   nftproxy-jvm.sh (an older one: git show REV:systemd/src/main/dist/nftproxy-jvm.sh > /tmp/old-jvm.sh)
 set -euo pipefail
 N=${1:-1000}
 WAIT=${2:-10}
 cd "$(dirname "$0")/.."
 JAR=${JAR:-proxy-daemon/target/nftproxy.jar}
 [ -f "$JAR" ] || { echo "no $JAR: build it first" >&2; exit 2; }
-. systemd/src/main/dist/nftproxy-jvm.sh
+JVM_SH=${JVM_SH:-systemd/src/main/dist/nftproxy-jvm.sh}
+. "$JVM_SH"
 NS=nftp-fp-$$
 OUT=$(mktemp -d /tmp/nftp-fp.XXXXXX)
 DIR=$OUT/manifests
@@ -94,7 +96,7 @@ run() {
     : > "$log"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    ip netns exec "$NS" java $(nftproxy_jvm_flags "$JAR" run) ${NFTPROXY_JAVA_OPTS:-} -cp "$JAR" io.nftproxy.cli.Main \
+    ip netns exec "$NS" java $(nftproxy_jvm_flags "$JAR" run java) ${NFTPROXY_JAVA_OPTS:-} -cp "$JAR" io.nftproxy.cli.Main \
         run --manifests "$DIR" --hostname-override n1 \
         --healthz-bind-address 127.0.0.1:10256 --metrics-bind-address 127.0.0.1:10249 > "$log" 2>&1 &
     PID=$!
