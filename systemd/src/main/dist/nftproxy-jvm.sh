@@ -5,14 +5,15 @@
 # with the live set (the old generation keeps 40-70 % free after a collection, the young one a third of the heap,
 # 8 to 48 MiB), up to 1 GiB (45k Services x 2 peak at about 450 MB at a cold start). A node of a 1k cluster keeps
 # about 30 MB of heap rather than the 128 MiB that -Xms128m -Xmn48m committed and touched up front (issue 27,
-# docs/benchmarks.md "Footprint"). The young generation stops at 48 MiB: a burst of 1,000 changes at 5k Services then
+# docs/benchmarks.md, "Issue 27: the daemon's threads and heap"). The young generation stops at 48 MiB: a burst of 1,000 changes at 5k Services then
 # runs a few young collections and no full one (docs/benchmarks.md, "GC pauses during a burst"; a heap kept tight,
 # MinHeapFreeRatio=10 and MaxHeapFreeRatio=30, ran 2,022 collections and 18 full ones). G1 with a 10 ms goal did worse
 # here (up to 127 ms, 770 MB RSS).
 # On Java 17-19 the daemon also runs without the threads it never needs (issue 27): one C1 compiler thread, not one
-# added under load; no code-cache sweeper (C1 code of a daemon this size fills a few MB of the 240 MB reserved); GC
-# notifications delivered by the service thread, not a thread of their own. Later JVMs have no sweeper and refuse or
-# warn about some of these flags, so the launcher passes them only when the runtime's release file says 17-19.
+# added under load; no code-cache sweeper (the daemon's C1 code fills 7 MB of the 48 MB code cache, and a full one
+# stops the JIT, it does not fail); GC notifications delivered by the service thread, not a thread of their own.
+# Later JVMs have no sweeper and refuse or warn about some of these flags, so the launcher passes them only when the
+# runtime's release file says 17-19.
 # JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and

@@ -17,7 +17,7 @@ import java.util.TreeMap;
  *
  * <p>The issue's target is 12; on HotSpot 17 the JVM alone runs 11 with the launcher's flags (two launcher threads,
  * VM thread, periodic task, signal dispatcher, service thread, reference handler, finalizer, monitor deflation, common
- * cleaner, one C1 compiler), so the budgets are what the daemon runs today (docs/benchmarks.md, "Footprint").
+ * cleaner, one C1 compiler), so the budgets are what the daemon runs today (docs/benchmarks.md, "Issue 27: the daemon's threads and heap").
  */
 public final class DaemonThreads {
     private DaemonThreads() {}
