@@ -1,12 +1,19 @@
 # JVM options for nftproxy, sourced by both launchers (./nftproxy in a checkout, the one install.sh writes). POSIX sh.
 #
 # A small long-running daemon, not a batch job: serial GC (one thread, no concurrent workers), the JIT's first tier
-# only (C2 burns seconds of CPU at start for code that runs a few times a second). The heap has a fixed 48 MiB young
-# generation and room to grow: with a heap kept tight (-Xms16m, MaxHeapFreeRatio=30) a burst of 1,000 changes at 5k
-# Services ran 2,022 collections and 18 full ones of up to 203 ms; with these flags 279 young ones, none full, at most
-# 38 ms (docs/benchmarks.md, "GC pauses during a burst"). G1 with a 10 ms goal did worse here (up to 127 ms, 770 MB RSS).
-# Since the manifest source re-parses only changed files, such a burst runs 3-4 young collections; -Xmn16m shortened
-# them but filled the old generation twice as fast over 10 bursts, so the young generation stays at 48 MiB.
+# only (C2 burns seconds of CPU at start for code that runs a few times a second). The heap starts at 16 MiB and grows
+# with the live set (the old generation keeps 40-70 % free after a collection, the young one a third of the heap,
+# 8 to 48 MiB), up to 1 GiB (45k Services x 2 peak at about 450 MB at a cold start). A node of a 1k cluster keeps
+# about 30 MB of heap rather than the 128 MiB that -Xms128m -Xmn48m committed and touched up front (issue 27,
+# docs/benchmarks.md, "Issue 27: the daemon's threads and heap"). The young generation stops at 48 MiB: a burst of 1,000 changes at 5k Services then
+# runs a few young collections and no full one (docs/benchmarks.md, "GC pauses during a burst"; a heap kept tight,
+# MinHeapFreeRatio=10 and MaxHeapFreeRatio=30, ran 2,022 collections and 18 full ones). G1 with a 10 ms goal did worse
+# here (up to 127 ms, 770 MB RSS).
+# On Java 17-19 the daemon also runs without the threads it never needs (issue 27): one C1 compiler thread, not one
+# added under load; no code-cache sweeper (the daemon's C1 code fills 7 MB of the 48 MB code cache, and a full one
+# stops the JIT, it does not fail); GC notifications delivered by the service thread, not a thread of their own.
+# Later JVMs have no sweeper and refuse or warn about some of these flags, so the launcher passes them only when the
+# runtime's release file says 17-19.
 # JVM warnings go to stderr, so that `nftproxy render ... | nft -f -` stays clean.
 #
 # Class-data sharing for `run`: the JVM maps the classes the last run of this jar loaded instead of loading and
@@ -24,12 +31,26 @@ nftproxy_runs_daemon() {
     esac
 }
 
+# The feature release (17, 21, ...) of the java binary $1 (a path or a name on PATH), from its runtime's release file;
+# empty when that cannot be read.
+nftproxy_java_release() {
+    java_bin="$(command -v "$1" 2>/dev/null || true)"
+    [ -n "$java_bin" ] || return 0
+    java_home="$(dirname "$(dirname "$(readlink -f "$java_bin")")")"
+    sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$java_home/release" 2>/dev/null || true
+}
+
 # The daemon's archive extends the runtime's base archive (lib/server/classes.jsa, made by jlink for a release):
 # Java 17 refuses to start at all when asked to write one without a base, so without a base, or without a cache
 # directory it can write, the daemon starts without class-data sharing and this says so in one line on stderr.
-nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $3: the java command (optional)
-    flags="-XX:+UseSerialGC -Xms128m -Xmn48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70 -XX:TieredStopAtLevel=1"
-    flags="$flags -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
+nftproxy_jvm_flags() { # $1: the jar, $2: the first argument (the subcommand), $3: the java binary (default: java)
+    flags="-XX:+UseSerialGC -Xms16m -XX:NewSize=8m -XX:MaxNewSize=48m -Xmx1g -XX:MinHeapFreeRatio=40 -XX:MaxHeapFreeRatio=70"
+    flags="$flags -XX:TieredStopAtLevel=1 -Xss512k -Xlog:disable -Xlog:all=warning:stderr"
+    if nftproxy_runs_daemon "$2"; then
+        case "$(nftproxy_java_release "${3:-java}")" in
+            17|18|19) flags="$flags -XX:CICompilerCount=1 -XX:-MethodFlushing -XX:+UnlockDiagnosticVMOptions -XX:-UseNotificationThread" ;;
+        esac
+    fi
     if nftproxy_runs_daemon "$2" && [ -z "${NFTPROXY_NO_CDS:-}" ]; then
         # No directory at all without HOME (a bare environment): never one made under / for want of a HOME.
         cds_dir="${NFTPROXY_CDS_DIR:-}"

@@ -48,8 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -77,7 +76,7 @@ public final class ProxyDaemon implements AutoCloseable {
 
     private final Options options;
     private final WatchedNftClient client;
-    private final ScheduledExecutorService nftWatch;
+    private volatile ScheduledFuture<?> nftWatch;
     private boolean serversStarted;
     private final OwnProcesses own;
     private final Clock clock;
@@ -116,12 +115,6 @@ public final class ProxyDaemon implements AutoCloseable {
         this.options = options;
         this.scheduler = scheduler;
         this.client = new WatchedNftClient(client, System::nanoTime);
-        // Not the sync loop's scheduler: the sync thread is the one a hanging nft holds.
-        this.nftWatch = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "nft-watch");
-            t.setDaemon(true);
-            return t;
-        });
         this.own = own;
         this.notify = notify;
         this.firstSyncProgress = new FirstSyncProgress(notify::status, System::nanoTime);
@@ -175,7 +168,8 @@ public final class ProxyDaemon implements AutoCloseable {
         if (c.metricsBindAddress().getPort() != 0) {
             closeables.add(HttpServer.start("metrics server (metricsBindAddress)", c.metricsBindAddress(), routes::metrics));
         }
-        nftWatch.scheduleWithFixedDelay(() -> {
+        // Not the sync loop's scheduler: the sync thread is the one a hanging nft holds.
+        nftWatch = HttpServer.eventLoop().scheduleWithFixedDelay(() -> {
             String overdue = client.overdue();
             if (overdue != null) LOG.warn("{}; /healthz says 503 with this cause until it answers", overdue);
         }, 1, 1, TimeUnit.SECONDS);
@@ -443,7 +437,8 @@ public final class ProxyDaemon implements AutoCloseable {
             }
         }
         healthCheckNodePorts.close();
-        nftWatch.shutdownNow();
+        ScheduledFuture<?> watch = nftWatch;
+        if (watch != null) watch.cancel(false);
         try {
             client.close();
         } catch (Exception e) {

@@ -20,12 +20,14 @@ import io.nftproxy.net.IpAddress;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
  * A small HTTP server on one address: the proxy's /healthz and /livez, /metrics, and each health-check NodePort.
  * Servers share one event-loop group (one thread: these are probes, not traffic). Epoll when available, NIO otherwise.
+ * The daemon's short periodic checks run on that thread too ({@link #eventLoop()}), so they need none of their own.
  */
 public final class HttpServer implements AutoCloseable {
     private static final EventLoopGroup GROUP = new MultiThreadIoEventLoopGroup(1, ioFactory());
@@ -93,6 +95,12 @@ public final class HttpServer implements AutoCloseable {
         if (m.contains("error(-13)") || m.contains("Permission denied")) return "permission denied (EACCES)";
         return m;
     }
+
+    /**
+     * The servers' event-loop thread as a scheduler, for checks that take microseconds and never block (a blocked
+     * task holds every probe back). Shut down with the process, never by a caller: cancel the tasks instead.
+     */
+    public static ScheduledExecutorService eventLoop() { return GROUP.next(); }
 
     public InetSocketAddress address() { return (InetSocketAddress) channel.localAddress(); }
 

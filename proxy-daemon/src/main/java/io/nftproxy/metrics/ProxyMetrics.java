@@ -10,7 +10,15 @@ import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.core.metrics.Histogram;
 import io.prometheus.metrics.core.metrics.Info;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
-import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmBufferPoolMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmClassLoadingMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmCompilationMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmGarbageCollectorMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmNativeMemoryMetrics;
+import io.prometheus.metrics.instrumentation.jvm.JvmRuntimeInfoMetric;
+import io.prometheus.metrics.instrumentation.jvm.JvmThreadsMetrics;
+import io.prometheus.metrics.instrumentation.jvm.ProcessMetrics;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 import java.io.ByteArrayOutputStream;
@@ -56,52 +64,65 @@ public final class ProxyMetrics {
 
     public ProxyMetrics(PrometheusRegistry registry, boolean jvm) {
         this.registry = registry;
+        // Without exemplars (there is no tracer to take them from): their sampler starts a scheduler thread of its own.
         syncDuration = Histogram.builder().name("kubeproxy_sync_proxy_rules_duration_seconds")
-                .help("SyncProxyRules latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").register(registry);
+                .help("SyncProxyRules latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").withoutExemplars().register(registry);
         fullSyncDuration = Histogram.builder().name("kubeproxy_sync_full_proxy_rules_duration_seconds")
-                .help("Full sync latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").register(registry);
+                .help("Full sync latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").withoutExemplars().register(registry);
         partialSyncDuration = Histogram.builder().name("kubeproxy_sync_partial_proxy_rules_duration_seconds")
-                .help("Partial sync latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").register(registry);
+                .help("Partial sync latency in seconds").classicUpperBounds(SYNC_BUCKETS).labelNames("ip_family").withoutExemplars().register(registry);
         lastSync = Gauge.builder().name("kubeproxy_sync_proxy_rules_last_timestamp_seconds")
-                .help("The last time proxy rules were successfully synced").labelNames("ip_family").register(registry);
+                .help("The last time proxy rules were successfully synced").labelNames("ip_family").withoutExemplars().register(registry);
         lastQueued = Gauge.builder().name("kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds")
-                .help("The last time a sync of proxy rules was queued").labelNames("ip_family").register(registry);
+                .help("The last time a sync of proxy rules was queued").labelNames("ip_family").withoutExemplars().register(registry);
         programmingLatency = Histogram.builder().name("kubeproxy_network_programming_duration_seconds")
                 .help("In-cluster network programming latency: EndpointSlice trigger time to kernel commit")
-                .classicUpperBounds(PROGRAMMING_BUCKETS).labelNames("ip_family").register(registry);
+                .classicUpperBounds(PROGRAMMING_BUCKETS).labelNames("ip_family").withoutExemplars().register(registry);
         syncFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_sync_failures_total")
-                .help("Failed nftables transactions").labelNames("ip_family").register(registry);
+                .help("Failed nftables transactions").labelNames("ip_family").withoutExemplars().register(registry);
         cleanupFailures = Counter.builder().name("kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total")
-                .help("Failed stale-chain cleanup transactions").labelNames("ip_family").register(registry);
+                .help("Failed stale-chain cleanup transactions").labelNames("ip_family").withoutExemplars().register(registry);
         noLocalEndpoints = Gauge.builder().name("kubeproxy_sync_proxy_rules_no_local_endpoints_total")
                 .help("Service ports with a Local policy and no local endpoints while others exist")
-                .labelNames("ip_family", "traffic_policy").register(registry);
+                .labelNames("ip_family", "traffic_policy").withoutExemplars().register(registry);
         healthz = Counter.builder().name("kubeproxy_proxy_healthz_total").help("/healthz responses by code")
-                .labelNames("code").register(registry);
+                .labelNames("code").withoutExemplars().register(registry);
         livez = Counter.builder().name("kubeproxy_proxy_livez_total").help("/livez responses by code")
-                .labelNames("code").register(registry);
+                .labelNames("code").withoutExemplars().register(registry);
         invalidObjects = Counter.builder().name("nftproxy_invalid_objects_total")
-                .help("API objects or parts of them skipped by validation, or kept with a warning (an externalIP that is another Service's ClusterIP)").labelNames("kind", "field").register(registry);
+                .help("API objects or parts of them skipped by validation, or kept with a warning (an externalIP that is another Service's ClusterIP)").labelNames("kind", "field").withoutExemplars().register(registry);
         tamperRepairs = Counter.builder().name("nftproxy_tamper_resyncs_total")
-                .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").register(registry);
+                .help("Full resyncs started because someone else changed our tables").labelNames("ip_family").withoutExemplars().register(registry);
         transactionCommands = Counter.builder().name("nftproxy_transaction_commands_total")
-                .help("Commands sent to the kernel").labelNames("ip_family").register(registry);
+                .help("Commands sent to the kernel").labelNames("ip_family").withoutExemplars().register(registry);
         verifications = Counter.builder().name("nftproxy_table_verifications_total")
                 .help("Periodic verifications of our tables: path=generation (the ruleset generation has not moved since our commit), monitor (the nftables monitor saw every commit since ours and none touched the table) or read_back (listed and compared)")
-                .labelNames("ip_family", "path").register(registry);
+                .labelNames("ip_family", "path").withoutExemplars().register(registry);
         // kube-proxy's conntrack reconciler pair, with its buckets (1 ms doubling, 15 of them).
         double[] ctBuckets = new double[15];
         for (int i = 0; i < ctBuckets.length; i++) ctBuckets[i] = 0.001 * (1 << i);
         conntrackReconcile = Histogram.builder().name("kubeproxy_conntrack_reconciler_sync_duration_seconds")
                 .help("ReconcileConntrackFlowsLatency latency in seconds").classicUpperBounds(ctBuckets)
-                .labelNames("ip_family").register(registry);
+                .labelNames("ip_family").withoutExemplars().register(registry);
         conntrackDeleted = Counter.builder().name("kubeproxy_conntrack_reconciler_deleted_entries_total")
-                .help("Cumulative conntrack flows deleted by conntrack reconciler").labelNames("ip_family").register(registry);
+                .help("Cumulative conntrack flows deleted by conntrack reconciler").labelNames("ip_family").withoutExemplars().register(registry);
         BuildInfo build = BuildInfo.current();
         Info.builder().name("nftproxy_build_info").help("The version, commit and build time of this nftproxy")
                 .labelNames("version", "git_commit", "build_date", "java_version").register(registry)
                 .addLabelValues(build.version(), build.commit(), build.date(), Runtime.version().toString());
-        if (jvm) JvmMetrics.builder().register(registry);
+        if (jvm) {
+            // JvmMetrics' set but the per-pool allocation counters: bumped from a listener at every collection, with
+            // exemplars that no configuration turns off, they started a scheduler thread of their own (issue 27).
+            JvmThreadsMetrics.builder().register(registry);
+            JvmBufferPoolMetrics.builder().register(registry);
+            JvmClassLoadingMetrics.builder().register(registry);
+            JvmCompilationMetrics.builder().register(registry);
+            JvmGarbageCollectorMetrics.builder().register(registry);
+            JvmMemoryMetrics.builder().register(registry);
+            JvmNativeMemoryMetrics.builder().register(registry);
+            JvmRuntimeInfoMetric.builder().register(registry);
+            ProcessMetrics.builder().register(registry);
+        }
     }
 
     /**

@@ -5,6 +5,7 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
+import io.nftproxy.http.HttpServer;
 import io.nftproxy.proxy.ProxyStateBuilder;
 import io.nftproxy.source.api.ApiReachability;
 import io.nftproxy.source.api.ApiServer;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -54,12 +56,17 @@ public final class KubernetesSource implements AutoCloseable {
     private final ApiReachability reachability;
     private final List<ListWatch<?>> watches = new CopyOnWriteArrayList<>();
     private final AtomicBoolean waitStarted = new AtomicBoolean();
-    /** One thread per watched kind, for the lag probes (each may wait out its short watch) and the node wait. */
+    /**
+     * One thread per watched kind for the lag probes: a probe waits out a short watch of up to 3 s, so it may not run on
+     * the HTTP servers' event loop, and one shared thread found a frozen watch a whole round late.
+     */
     private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(4, r -> {
         Thread t = new Thread(r, "watch-lag-probe");
         t.setDaemon(true);
         return t;
     });
+    /** The Node wait: on the HTTP servers' event loop (it only reads the store), no thread of its own. */
+    private final List<ScheduledFuture<?>> timers = new CopyOnWriteArrayList<>();
 
     public KubernetesSource(ApiServer api, ClusterStore store) { this(api, store, DEFAULT_LAG_PROBE, DEFAULT_NODE_WAIT); }
 
@@ -114,13 +121,13 @@ public final class KubernetesSource implements AutoCloseable {
     /** Once Services and slices are in, the Node and ServiceCIDRs get a bounded time to follow. */
     private void primaryListed() {
         if (!store.servicesAndSlicesListed() || !waitStarted.compareAndSet(false, true)) return;
-        timer.schedule(() -> {
+        timers.add(HttpServer.eventLoop().schedule(() -> {
             List<String> waiting = store.waitingFor();
             if (waiting.isEmpty()) return;
             LOG.warn("first sync proceeds without {} after waiting {} s; they are applied when they arrive", waiting, nodeWait.toSeconds());
             if (waiting.contains("Node")) store.nodesListed();
             if (waiting.contains("ServiceCIDRs")) store.serviceCidrsListed();
-        }, nodeWait.toMillis(), TimeUnit.MILLISECONDS);
+        }, nodeWait.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     /**
@@ -151,6 +158,7 @@ public final class KubernetesSource implements AutoCloseable {
 
     @Override public void close() {
         timer.shutdownNow();
+        timers.forEach(t -> t.cancel(false));
         watches.forEach(ListWatch::close);
     }
 }

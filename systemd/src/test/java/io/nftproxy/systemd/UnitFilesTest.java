@@ -222,8 +222,13 @@ class UnitFilesTest {
 
     /** What nftproxy-jvm.sh gives for {@code args} with the environment {@code env}. */
     private static String jvmFlags(Path jar, String subcommand, Map<String, String> env) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder("sh", "-c", ". \"$0\"; nftproxy_jvm_flags \"$1\" \"$2\"",
-                JVM_OPTIONS.toString(), jar.toString(), subcommand).redirectErrorStream(true);
+        return jvmFlags(jar, subcommand, "java", env);
+    }
+
+    /** As {@link #jvmFlags(Path, String, Map)}, for the java binary {@code javaBin}. */
+    private static String jvmFlags(Path jar, String subcommand, String javaBin, Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", ". \"$0\"; nftproxy_jvm_flags \"$1\" \"$2\" \"$3\"",
+                JVM_OPTIONS.toString(), jar.toString(), subcommand, javaBin).redirectErrorStream(true);
         pb.environment().remove("NFTPROXY_NO_CDS");
         pb.environment().putAll(env);
         Process p = pb.start();
@@ -254,5 +259,33 @@ class UnitFilesTest {
 
         assertFalse(jvmFlags(jar, "render", env).contains("Archive"), "only the daemon keeps an archive");
         assertFalse(jvmFlags(jar, "run", Map.of("NFTPROXY_CDS_DIR", cds.toString(), "NFTPROXY_NO_CDS", "1")).contains("Archive"));
+    }
+
+    /** A heap that starts small and grows with the cluster, overridable; the thread-trimming flags only where the JVM has them. */
+    @Test
+    void theHeapStartsSmallAndJava17OnlyFlagsFollowTheRuntimesRelease() throws Exception {
+        Path jar = Files.writeString(tmp.resolve("nftproxy.jar"), "a jar");
+        Map<String, String> noCds = Map.of("NFTPROXY_NO_CDS", "1");
+        Path jdk17 = fakeJdk("jdk17", "17.0.21.1");
+        Path jdk21 = fakeJdk("jdk21", "21.0.5");
+        String run17 = jvmFlags(jar, "run", jdk17.toString(), noCds);
+        assertTrue(run17.contains("-Xms16m") && run17.contains("-XX:MaxNewSize=48m") && run17.contains("-Xmx1g"), run17);
+        assertFalse(run17.contains("-Xms128m") || run17.contains("-Xmn"), run17);
+        assertTrue(run17.contains("-XX:CICompilerCount=1 -XX:-MethodFlushing -XX:+UnlockDiagnosticVMOptions -XX:-UseNotificationThread"), run17);
+        String run21 = jvmFlags(jar, "run", jdk21.toString(), noCds);
+        assertFalse(run21.contains("MethodFlushing") || run21.contains("UseNotificationThread") || run21.contains("CICompilerCount"), run21);
+        assertTrue(run21.contains("-Xms16m"), run21);
+        assertFalse(jvmFlags(jar, "render", jdk17.toString(), noCds).contains("MethodFlushing"), "only the daemon trims its threads");
+        assertFalse(jvmFlags(jar, "run", tmp.resolve("no-such-java").toString(), noCds).contains("MethodFlushing"),
+                "an unreadable release file adds nothing");
+    }
+
+    /** A runtime directory with a release file saying {@code version} and an executable bin/java. */
+    private Path fakeJdk(String name, String version) throws Exception {
+        Path home = Files.createDirectories(tmp.resolve(name).resolve("bin")).getParent();
+        Files.writeString(home.resolve("release"), "IMPLEMENTOR=\"test\"\nJAVA_VERSION=\"" + version + "\"\n");
+        Path bin = Files.writeString(home.resolve("bin/java"), "#!/bin/sh\nexit 0\n");
+        bin.toFile().setExecutable(true);
+        return bin;
     }
 }

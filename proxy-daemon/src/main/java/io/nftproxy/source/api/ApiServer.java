@@ -25,6 +25,8 @@ import java.security.cert.CertificateException;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /**
  * The connection to one kube-apiserver: its URL, credentials and TLS settings as a kubeconfig (or the pod's service
@@ -38,6 +40,17 @@ import java.util.Objects;
  */
 public final class ApiServer {
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * The clients' executor, shared by every client {@link #renew} makes: it only hands response bytes to the
+     * watches' queues ({@link StreamBody} never blocks) and completes futures, so one thread does. The JDK's default
+     * is a pool per client that grows a thread per concurrent response (the lists of every kind at a start).
+     */
+    private static final ExecutorService CALLBACKS = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "api-client");
+        t.setDaemon(true);
+        return t;
+    });
 
     private volatile Config config;
     private final URI base;
@@ -211,7 +224,7 @@ public final class ApiServer {
 
     private static HttpClient newClient(Config config) {
         HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
-                .followRedirects(HttpClient.Redirect.NEVER);
+                .followRedirects(HttpClient.Redirect.NEVER).executor(CALLBACKS);
         if (config.getMasterUrl().startsWith("https:")) b.sslContext(sslContext(config));
         return b.build();
     }
