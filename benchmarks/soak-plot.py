@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Plots a soak run (benchmarks/soak.sh): python3 benchmarks/soak-plot.py OUT_DIR/samples.csv docs/soak.png
+"""Plots a soak run (benchmarks/soak.sh): /usr/bin/python3 benchmarks/soak-plot.py OUT_DIR/samples.csv docs/soak.png
 
 Reads the samples SoakBench wrote (one row per interval) and, beside them, events.log for the API server
-restarts, which are drawn as dotted vertical lines. Needs matplotlib (Debian: python3-matplotlib).
+restarts, which are drawn as dotted vertical lines. Needs matplotlib: Debian's python3-matplotlib, hence the system interpreter where another python3 comes first on PATH.
 """
 import csv
 import math
@@ -56,7 +56,9 @@ def main():
     res.set_ylim(bottom=0)
     res.set_title("threads and descriptors")
 
-    gc.plot(minutes, column(rows, "gc_pause_max_ms"), ".", markersize=3, label="longest pause in the interval")
+    # An interval without a collection has no longest pause (the CSV says 0): left out, not drawn as 0 ms.
+    longest = [m if c > 0 else float("nan") for m, c in zip(column(rows, "gc_pause_max_ms"), column(rows, "gc_count"))]
+    gc.plot(minutes, longest, ".", markersize=3, label="longest pause in the interval")
     gc.axhline(10, color="red", linewidth=0.8, label="10 ms target (p99)")
     gc.set_ylabel("ms")
     gc.set_ylim(bottom=0)
@@ -70,6 +72,7 @@ def main():
 
     pending.plot(minutes, column(rows, "service_changes_pending"), label="Service changes pending")
     pending.plot(minutes, column(rows, "endpoint_changes_pending"), label="endpoint changes pending")
+    pending.set_ylim(bottom=0, top=max(1, pending.get_ylim()[1]))
     pending.set_title("changes pending at the sample (/metrics)")
     pending.set_xlabel("minutes")
 

@@ -3,7 +3,7 @@
 #
 #   benchmarks/soak.sh OUT_DIR                         # 10,000 Services x 2 endpoints, 5 changes/s, 60 min, restart every 10 min
 #   SERVICES=1000 MINUTES=2 RESTART_MINUTES=1 benchmarks/soak.sh /tmp/soak-short    # a quick check of the harness
-#   python3 benchmarks/soak-plot.py OUT_DIR/samples.csv docs/soak.png               # the plot
+#   /usr/bin/python3 benchmarks/soak-plot.py OUT_DIR/samples.csv docs/soak.png      # the plot (python3-matplotlib)
 #
 # Needs kube-apiserver and etcd in ~/.cache/nftproxy/k8s-v1.36.3/bin (integration-tests/apiserver/build.sh puts
 # them there). Builds nftproxy's jar, then runs integration-tests' SoakBench: the daemon runs through the checkout's
