@@ -40,6 +40,10 @@ def main():
             m = re.search(r"t=(\d+) s: API server restart$", line)
             if m:
                 restarts.append(int(m.group(1)) / 60)
+    else:
+        # A copy of the samples without the run's events.log: a restart is the first sample that found the API down.
+        up = column(rows, "api_up")
+        restarts = [minutes[i] for i in range(len(rows)) if up[i] == 0 and (i == 0 or up[i - 1] == 1)]
 
     fig, axes = plt.subplots(3, 2, figsize=(13, 10), sharex=True)
     (mem, res), (gc, sync), (pending, load) = axes
@@ -61,7 +65,7 @@ def main():
     gc.plot(minutes, longest, ".", markersize=3, label="longest pause in the interval")
     gc.axhline(10, color="red", linewidth=0.8, label="10 ms target (p99)")
     gc.set_ylabel("ms")
-    gc.set_ylim(bottom=0)
+    gc.set_yscale("log")
     gc.set_title("GC pauses (GC log)")
 
     sync.plot(minutes, column(rows, "sync_mean_ms"), ".", markersize=3, label="mean sync in the interval")
@@ -90,7 +94,8 @@ def main():
             ax.axvline(r, color="grey", linestyle=":", linewidth=0.8, label="API server restart" if i == 0 else None)
         ax.legend(fontsize=7, loc="upper left")
         ax.grid(alpha=0.3)
-    fig.suptitle(f"nftproxy soak: {samples.parent.name}, {len(rows)} samples", fontsize=11)
+    fig.suptitle(f"nftproxy soak: {samples.name}, {len(rows)} samples of {float(rows[1]['t_s']) - float(rows[0]['t_s']):.0f} s"
+                 if len(rows) > 1 else f"nftproxy soak: {samples.name}", fontsize=11)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
 

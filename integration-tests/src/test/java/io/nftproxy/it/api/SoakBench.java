@@ -171,6 +171,9 @@ class SoakBench {
         }, "soak-restarter");
         writing.start();
         restarting.start();
+        // Two forced full collections, half a minute before the steady window starts and before the churn ends: their
+        // "after" is the live heap, which a young collection's "after" is not (it includes the old generation's garbage).
+        List<Long> forceAt = new ArrayList<>(List.of(Math.round(summary.steadyFrom()) - 30, length.toSeconds() - 30));
         try (BufferedWriter csv = Files.newBufferedWriter(out.resolve("samples.csv"), StandardCharsets.UTF_8)) {
             csv.write(CSV_HEADER);
             csv.newLine();
@@ -178,6 +181,12 @@ class SoakBench {
             for (long next = start + sampleEvery.toNanos(); ; next += sampleEvery.toNanos()) {
                 long wait = next - System.nanoTime();
                 if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+                if (!forceAt.isEmpty() && (System.nanoTime() - start) / 1e9 >= forceAt.get(0) && daemon.isAlive()) {
+                    forceAt.remove(0);
+                    KernelNamespace.Result r = KernelNamespace.run(Duration.ofSeconds(60), null, "jcmd", String.valueOf(daemon.pid()), "GC.run");
+                    events.log(String.format(Locale.ROOT, "t=%.0f s: jcmd GC.run (a full collection, for the live heap): %s",
+                            (System.nanoTime() - start) / 1e9, r.ok() ? "done" : "failed: " + r.stdout() + r.stderr()));
+                }
                 if (!daemon.isAlive()) {
                     summary.failures.add(String.format(Locale.ROOT, "the daemon exited with code %d at t=%.0f s", daemon.exitValue(), (System.nanoTime() - start) / 1e9));
                     events.log(summary.failures.get(summary.failures.size() - 1));
@@ -197,6 +206,7 @@ class SoakBench {
         }
         summary.pauses.addAll(sampler.pauses);
         summary.startPauses.addAll(sampler.startPauses);
+        summary.forced.addAll(sampler.forced);
         summary.changesMade = writer.made.get();
         summary.writesFailed = writer.failed.get();
         summary.kinds = writer.kinds();
@@ -375,7 +385,7 @@ class SoakBench {
 
     /** Reads {@code /proc}, the new lines of the GC log and {@code /metrics} once per call; keeps what it needs between calls. */
     private static final class Sampler {
-        private static final Pattern PAUSE = Pattern.compile("Pause (Young|Full).* (\\d+)M->(\\d+)M\\((\\d+)M\\) ([0-9.]+)ms$");
+        private static final Pattern PAUSE = Pattern.compile("Pause (Young|Full) \\((.*)\\) (\\d+)M->(\\d+)M\\((\\d+)M\\) ([0-9.]+)ms$");
         private static final String SYNC = "kubeproxy_sync_proxy_rules_duration_seconds";
         private final long pid;
         private final Path gcLog;
@@ -387,6 +397,8 @@ class SoakBench {
         /** Each pause of the churn: the sample time it was read at, and its milliseconds. */
         final List<double[]> pauses = new ArrayList<>();
         final List<Double> startPauses = new ArrayList<>();
+        /** The forced full collections: sample time, heap after (MB), pause (ms). */
+        final List<double[]> forced = new ArrayList<>();
 
         Sampler(long pid, Path gcLog, NetnsThread inNode) {
             this.pid = pid;
@@ -413,13 +425,18 @@ class SoakBench {
             for (String l : newGcLines()) {
                 Matcher m = PAUSE.matcher(l);
                 if (!m.find()) continue;
-                double ms = Double.parseDouble(m.group(5));
+                double ms = Double.parseDouble(m.group(6));
+                heapAfter = Double.parseDouble(m.group(4));
+                heapCommitted = Double.parseDouble(m.group(5));
+                if (m.group(2).equals("Diagnostic Command")) {
+                    // Ours (jcmd GC.run): the live heap, not a pause the daemon's work caused.
+                    forced.add(new double[] {t, heapAfter, ms});
+                    continue;
+                }
                 gcs++;
                 sum += ms;
                 max = Math.max(max, ms);
                 pauses.add(new double[] {t, ms});
-                heapAfter = Double.parseDouble(m.group(3));
-                heapCommitted = Double.parseDouble(m.group(4));
             }
 
             Map<String, Double> m = metrics();
@@ -454,7 +471,7 @@ class SoakBench {
         void startOfChurn() throws IOException {
             for (String l : newGcLines()) {
                 Matcher m = PAUSE.matcher(l);
-                if (m.find()) startPauses.add(Double.parseDouble(m.group(5)));
+                if (m.find()) startPauses.add(Double.parseDouble(m.group(6)));
             }
             lastMetrics = metrics();
         }
@@ -531,6 +548,7 @@ class SoakBench {
         final List<Sample> samples = new ArrayList<>();
         final List<double[]> pauses = new ArrayList<>();
         final List<Double> startPauses = new ArrayList<>();
+        final List<double[]> forced = new ArrayList<>();
         final List<Long> restarts = new ArrayList<>();
         final List<String> failures = new ArrayList<>();
         final Map<IpFamily, Integer> comparedElements = new HashMap<>();
@@ -551,6 +569,9 @@ class SoakBench {
 
         void add(Sample s) { samples.add(s); }
 
+        /** Minute 10 onwards (or the later five sixths of a shorter run): past the start and the first restart. */
+        double steadyFrom() { return Math.min(600, length.toSeconds() / 6.0); }
+
         String text() {
             StringBuilder b = new StringBuilder();
             double minutes = length.toSeconds() / 60.0;
@@ -560,8 +581,7 @@ class SoakBench {
                     changesMade, changesMade / (double) length.toSeconds(), writesFailed, kinds));
             b.append(String.format(Locale.ROOT, "SOAK API server restarts %d, each down->ready %s ms%n", restarts.size(), restarts));
             if (samples.isEmpty()) return b.append("SOAK no samples\n").toString();
-            // Minute 10 onwards (or the later five sixths of a shorter run): past the start and the first restart.
-            double from = Math.min(600, length.toSeconds() / 6.0);
+            double from = steadyFrom();
             List<Sample> steady = samples.stream().filter(s -> s.t() >= from).toList();
             if (steady.size() < 2) steady = samples;
             Sample first = steady.get(0), last = steady.get(steady.size() - 1);
@@ -576,6 +596,10 @@ class SoakBench {
             b.append(String.format(Locale.ROOT, "SOAK heap after GC from t=%.0f s: slope %+.2f MB/h, min %.1f, max %.1f MB; committed max %.1f MB%n",
                     from, slope(steady, Sample::heapAfterGcMb), min(steady, Sample::heapAfterGcMb), max(steady, Sample::heapAfterGcMb),
                     max(samples, Sample::heapCommittedMb)));
+            for (double[] f : forced) {
+                b.append(String.format(Locale.ROOT, "SOAK live heap (after a forced full collection, read at t=%.0f s): %.0f MB, that pause %.1f ms (not counted below)%n",
+                        f[0], f[1], f[2]));
+            }
             b.append(String.format(Locale.ROOT, "SOAK threads from t=%.0f s: min %.0f, max %.0f, slope %+.2f/h; descriptors: min %.0f, max %.0f, slope %+.2f/h [target: flat]%n",
                     from, min(steady, s -> s.threads()), max(steady, s -> s.threads()), slope(steady, s -> s.threads()),
                     min(steady, s -> s.fds()), max(steady, s -> s.fds()), slope(steady, s -> s.fds())));
