@@ -49,12 +49,13 @@ import java.util.regex.Pattern;
  * endpoint added, Services created and deleted), the API server is restarted every {@code soak.restartMinutes},
  * and every {@code soak.sampleSeconds} one CSV row records the daemon's RSS, heap after GC, threads, descriptors,
  * CPU, the GC pauses and syncs of the interval (GC log and {@code /metrics}), the changes pending, the writer's
- * progress and the machine's load. At the end the writer stops and the kernel's table must equal, as
+ * progress and the machine's load. Twice, {@code jcmd GC.run} forces a full collection whose result is the live
+ * heap (its pause is reported apart). At the end the writer stops and the kernel's table must equal, as
  * {@link TableComparison} compares them, the table {@code nftproxy render --kubeconfig} makes of the API's final
  * state, loaded into a second namespace and read back the same way.
  *
  * <p>Not part of {@code verify}: it runs only when {@code -Dsoak.services} is given (benchmarks/soak.sh). Output
- * (samples.csv, events.log, gc.log, daemon.log, summary.txt) goes to {@code soak.out}.
+ * (samples.csv, events.log, gc.log, daemon.log, final-diff.txt, summary.txt) goes to {@code soak.out}.
  */
 class SoakBench {
     private static final String NODE = "node-1";
