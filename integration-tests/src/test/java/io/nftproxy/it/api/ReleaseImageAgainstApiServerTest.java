@@ -69,7 +69,7 @@ class ReleaseImageAgainstApiServerTest {
                     + missing.get(0) + "\n" + Files.readString(log));
             Thread.sleep(500);
             String table = tableOrNothing(node);
-            missing = missing.stream().filter(ip -> !table.contains(ip + " . tcp . 80 :")).toList();
+            missing = missing.stream().filter(ip -> !ServiceIpsMap.holds(table, ip, "tcp", 80)).toList();
         }
         System.out.printf("release image against the API server (%s): all %d services in the node's table %d ms after"
                 + " the start%n", what, clusterIps.size(), (System.nanoTime() - t0) / 1_000_000);

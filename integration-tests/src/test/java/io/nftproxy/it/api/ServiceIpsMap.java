@@ -24,6 +24,15 @@ final class ServiceIpsMap {
         }
     }
 
+    /**
+     * Whether an nft listing holds a {@code service-ips} element for {@code ip . proto . port}, with or without the
+     * element comment ({@code namespace/name:port}) that the flat layout writes before the verdict.
+     */
+    static boolean holds(String listing, String ip, String proto, int port) {
+        return java.util.regex.Pattern.compile("(?m)" + java.util.regex.Pattern.quote(ip + " . " + proto + " . " + port)
+                + "( comment \"[^\"]*\")? :").matcher(listing).find();
+    }
+
     private static int occurrences(String text, String needle) {
         int c = 0;
         for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) c++;
