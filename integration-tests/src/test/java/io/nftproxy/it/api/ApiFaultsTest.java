@@ -1,8 +1,6 @@
 package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.config.ProxyConfig;
@@ -19,7 +17,6 @@ import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -65,6 +62,7 @@ class ApiFaultsTest {
     private static final Duration LAG_PROBE = Duration.ofSeconds(2);
     private static final AtomicInteger NAMES = new AtomicInteger();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
@@ -78,22 +76,17 @@ class ApiFaultsTest {
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED ApiFaultsTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(),
-                ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
-        long ms = StoredServices.create(api, admin, NS, SERVICES, ApiFaultsTest::endpoints);
+        ApiCluster.assumeAvailable("ApiFaultsTest", KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
+        api = cluster.api();
+        admin = cluster.admin();
+        long ms = cluster.namespace(NS).node(NODE).storeServices(NS, SERVICES, ApiFaultsTest::endpoints);
         System.out.printf("faults: %d services x 2 endpoints stored in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll
     static void stopApiServer() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @AfterEach

@@ -117,8 +117,8 @@ final class ApiRelay implements AutoCloseable {
         t.start();
     }
 
-    /** Close with RST (linger 0), as a dropped connection looks to its peer. */
-    private static void abort(Socket s) {
+    /** Close with RST (linger 0), as a dropped connection looks to its peer; {@link FaultRelay} drops its own so too. */
+    static void abort(Socket s) {
         try {
             s.setSoLinger(true, 0);
             s.close();

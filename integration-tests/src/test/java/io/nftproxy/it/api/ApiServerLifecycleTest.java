@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -32,23 +31,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * at a resource version go to etcd and see the compaction at once.
  */
 class ApiServerLifecycleTest {
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
     @BeforeAll
     static void start() throws IOException {
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED ApiServerLifecycleTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(),
-                ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
-        admin = RealApiServerTest.client(api.adminKubeconfig());
+        ApiCluster.assumeAvailable("ApiServerLifecycleTest", ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
+        api = cluster.api();
+        admin = cluster.admin();
     }
 
     @AfterAll
     static void stop() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     private static String namespace(String name) {

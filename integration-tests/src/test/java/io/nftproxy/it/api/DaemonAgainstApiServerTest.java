@@ -24,7 +24,6 @@ import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -66,6 +65,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DaemonAgainstApiServerTest {
     private static final String NODE = "node-1";
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
@@ -76,18 +76,15 @@ class DaemonAgainstApiServerTest {
 
     @BeforeAll
     static void startApiServer() throws IOException {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED DaemonAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(),
-                ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
-        admin = RealApiServerTest.client(api.adminKubeconfig());
+        ApiCluster.assumeAvailable("DaemonAgainstApiServerTest", KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults().withApiServerArgs("--watch-cache=false"));
+        api = cluster.api();
+        admin = cluster.admin();
     }
 
     @AfterAll
     static void stopApiServer() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @AfterEach

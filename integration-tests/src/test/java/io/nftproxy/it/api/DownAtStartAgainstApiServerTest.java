@@ -1,7 +1,5 @@
 package io.nftproxy.it.api;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
@@ -14,7 +12,6 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.readback.KernelTableParser;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -54,27 +51,26 @@ class DownAtStartAgainstApiServerTest {
     private static final Duration OUTAGE = Duration.ofSeconds(Long.getLong("it.apiDownSeconds", 40));
     private static final Duration COMPLETE_WITHIN = Duration.ofSeconds(5);
 
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED DownAtStartAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
-        long ms = StoredServices.create(api, admin, NS, SERVICES, k -> List.of("10.252." + (k / 100) + "." + (k % 100 * 2 + 1),
+        ApiCluster.assumeAvailable("DownAtStartAgainstApiServerTest", KernelNamespace.unavailabilityCause(),
+                ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
+        cluster.namespace(NS).node(NODE);
+        long ms = cluster.storeServices(NS, SERVICES, k -> List.of("10.252." + (k / 100) + "." + (k % 100 * 2 + 1),
                 "10.252." + (k / 100) + "." + (k % 100 * 2 + 2)));
         System.out.printf("stored %d services x 2 endpoints in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll
     static void stopApiServer() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test

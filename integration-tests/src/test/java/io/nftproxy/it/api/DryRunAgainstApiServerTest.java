@@ -1,12 +1,10 @@
 package io.nftproxy.it.api;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.it.CliRun;
 import io.nftproxy.netlink.KernelNamespace;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,6 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class DryRunAgainstApiServerTest {
     private static final String NS = "dry-run";
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
@@ -34,21 +33,18 @@ class DryRunAgainstApiServerTest {
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        if (cause == null) cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED DryRunAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        long ms = ApiServices.create(admin, NS, 1_000, i -> List.of("10.251." + (i / 250) + "." + (i % 250 + 1)));
+        ApiCluster.assumeAvailable("DryRunAgainstApiServerTest", ApiServerBinaries.unavailabilityCause(),
+                KernelNamespace.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
+        long ms = cluster.namespace(NS).createServices(NS, 1_000, i -> List.of("10.251." + (i / 250) + "." + (i % 250 + 1)));
         System.out.printf("dry run: 1000 services created in %d ms%n", ms);
     }
 
     @AfterAll
     static void stopApiServer() throws Exception {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test

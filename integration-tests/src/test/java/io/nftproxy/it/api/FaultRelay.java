@@ -130,7 +130,7 @@ final class FaultRelay implements AutoCloseable {
     private void serve(SSLSocket client) {
         Mode m = mode;
         if (m == Mode.DROP) {
-            abort(client);
+            ApiRelay.abort(client);
             return;
         }
         if (m == Mode.ANSWER) {
@@ -142,7 +142,7 @@ final class FaultRelay implements AutoCloseable {
             server = (SSLSocket) upstreamTls.createSocket(upstream.getHost(), upstream.getPort());
             server.startHandshake();
         } catch (IOException refused) {
-            abort(client);
+            ApiRelay.abort(client);
             return;
         }
         open.add(client);
@@ -219,17 +219,17 @@ final class FaultRelay implements AutoCloseable {
                     out.flush();
                     t.fired = true;
                     t.action.run();
-                    abort(from);
-                    abort(to);
+                    ApiRelay.abort(from);
+                    ApiRelay.abort(to);
                     return;
                 }
                 out.write(buf, 0, n);
                 out.flush();
                 passed += n;
             }
-            abort(to);
+            ApiRelay.abort(to);
         } catch (IOException | InterruptedException closed) {
-            abort(to);
+            ApiRelay.abort(to);
         }
     }
 
@@ -240,18 +240,8 @@ final class FaultRelay implements AutoCloseable {
     }
 
     private void resetAll() {
-        for (Socket s : open) abort(s);
+        for (Socket s : open) ApiRelay.abort(s);
         open.clear();
-    }
-
-    /** Close with RST (linger 0), as a dropped connection looks to its peer. */
-    private static void abort(Socket s) {
-        try {
-            s.setSoLinger(true, 0);
-            s.close();
-        } catch (IOException ignored) {
-            // already closed
-        }
     }
 
     @Override public void close() throws IOException {

@@ -1,13 +1,10 @@
 package io.nftproxy.it.api;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.it.daemon.DaemonProcess;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,28 +32,25 @@ class KubeadmCommandLineKernelTest {
     private static final String NS = "kubeadm-line";
     private static final int SERVICES = 1000;
     private static final Path KUBEADM_CONFIG = Path.of("..", "proxy-daemon", "src", "test", "resources", "kubeadm-v1.36-kube-proxy-config.conf");
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED KubeadmCommandLineKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
-        admin.nodes().withName(NODE).editStatus(node -> new NodeBuilder(node).editOrNewStatus().addNewAddress().withType("InternalIP")
-                .withAddress("192.0.2.10").endAddress().endStatus().build());
-        long ms = StoredServices.create(api, admin, NS, SERVICES, k -> List.of("10.251." + (k / 250) + "." + (k % 250 + 1)));
+        ApiCluster.assumeAvailable("KubeadmCommandLineKernelTest", KernelNamespace.unavailabilityCause(),
+                ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
+        long ms = cluster.namespace(NS).node(NODE).internalIp(NODE, "192.0.2.10")
+                .storeServices(NS, SERVICES, k -> List.of("10.251." + (k / 250) + "." + (k % 250 + 1)));
         System.out.printf("KubeadmCommandLineKernelTest: %d services stored in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll
     static void stop() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @Test

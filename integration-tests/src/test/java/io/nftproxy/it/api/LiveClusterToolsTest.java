@@ -1,7 +1,5 @@
 package io.nftproxy.it.api;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
@@ -32,28 +30,24 @@ class LiveClusterToolsTest {
     private static final String NODE = "node-1";
     private static final String NS = "live-tools";
     private static final int SERVICES = 1_000;
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED LiveClusterToolsTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE).endMetadata().build()).create();
-        admin.nodes().withName(NODE).editStatus(n -> new NodeBuilder(n).editOrNewStatus().addNewAddress()
-                .withType("InternalIP").withAddress("192.0.2.10").endAddress().endStatus().build());
-        long ms = ApiServices.create(admin, NS, SERVICES, LiveClusterToolsTest::endpoints);
+        ApiCluster.assumeAvailable("LiveClusterToolsTest", ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
+        long ms = cluster.namespace(NS).node(NODE).internalIp(NODE, "192.0.2.10")
+                .createServices(NS, SERVICES, LiveClusterToolsTest::endpoints);
         System.out.printf("live tools: %d services x 10 endpoints created in %d ms%n", SERVICES, ms);
     }
 
     @AfterAll
     static void stopApiServer() throws Exception {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     private static List<String> endpoints(int service) {

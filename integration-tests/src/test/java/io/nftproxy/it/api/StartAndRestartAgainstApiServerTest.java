@@ -1,7 +1,5 @@
 package io.nftproxy.it.api;
 
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
@@ -20,7 +18,6 @@ import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +59,7 @@ class StartAndRestartAgainstApiServerTest {
     private static final String NS = "nftp-scale";
     private static final int SERVICES = 1_000;
 
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     /** {@code ip:80} of every Service in {@link #NS}, read from the API server once it holds them. */
     private static Set<String> ourClusterIps;
@@ -72,15 +70,13 @@ class StartAndRestartAgainstApiServerTest {
 
     @BeforeAll
     static void startApiServerWithAThousandServices() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED StartAndRestartAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
-        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        admin.nodes().resource(new NodeBuilder().withNewMetadata().withName(NODE)
-                .addToLabels("topology.kubernetes.io/zone", "zone-a").endMetadata().build()).create();
-        long ms = ApiServices.create(admin, NS, SERVICES, n -> List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
+        ApiCluster.assumeAvailable("StartAndRestartAgainstApiServerTest", KernelNamespace.unavailabilityCause(),
+                ApiServerBinaries.unavailabilityCause());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
+        cluster.namespace(NS).node(NODE, Map.of("topology.kubernetes.io/zone", "zone-a"));
+        long ms = cluster.createServices(NS, SERVICES, n -> List.of("10.252." + (n / 100) + "." + (n % 100 * 2 + 1),
                 "10.252." + (n / 100) + "." + (n % 100 * 2 + 2)));
         System.out.printf("created %d services x 2 endpoints through the API in %d ms%n", SERVICES, ms);
         ourClusterIps = admin.services().inNamespace(NS).list().getItems().stream()
@@ -89,8 +85,7 @@ class StartAndRestartAgainstApiServerTest {
 
     @AfterAll
     static void stopApiServer() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     @AfterEach

@@ -27,6 +27,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** Services stored in etcd are, to the API server and its ClusterIP allocator, the Services it would have created. */
 class StoredServicesTest {
     private static final int COUNT = 100;
+    private static ApiCluster cluster;
     private static ApiServerProcess api;
     private static KubernetesClient admin;
 
@@ -34,14 +35,14 @@ class StoredServicesTest {
     static void start() throws IOException {
         String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
         Assumptions.assumeTrue(cause == null, cause);
-        api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
-        admin = RealApiServerTest.client(api.adminKubeconfig());
+        cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
+        api = cluster.api();
+        admin = cluster.admin();
     }
 
     @AfterAll
     static void stop() throws IOException {
-        if (admin != null) admin.close();
-        if (api != null) api.close();
+        if (cluster != null) cluster.close();
     }
 
     private static String ns(String name) {

@@ -1,22 +1,16 @@
 package io.nftproxy.source.api;
 
-import com.sun.net.httpserver.HttpServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -28,25 +22,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * deployed with kubeadm's ConfigMap was "system:anonymous".
  */
 class ApiServerTokenFileTest {
-    private HttpServer server;
-    private final List<String> authorizations = new CopyOnWriteArrayList<>();
+    @RegisterExtension final AuthorizationRecorder server = new AuthorizationRecorder();
     @TempDir Path dir;
-
-    @BeforeEach
-    void start() throws IOException {
-        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/", ex -> {
-            authorizations.add(String.valueOf(ex.getRequestHeaders().getFirst("Authorization")));
-            byte[] body = "{}".getBytes(StandardCharsets.UTF_8);
-            ex.sendResponseHeaders(200, body.length);
-            ex.getResponseBody().write(body);
-            ex.close();
-        });
-        server.start();
-    }
-
-    @AfterEach
-    void stop() { server.stop(0); }
 
     private Path kubeconfig(String user) throws IOException {
         Path kc = dir.resolve("kubeconfig.conf");
@@ -57,7 +34,7 @@ class ApiServerTokenFileTest {
                 contexts: [{name: default, context: {cluster: default, user: default}}]
                 current-context: default
                 users: [{name: default, user: %s}]
-                """.formatted(server.getAddress().getPort(), user));
+                """.formatted(server.port(), user));
         return kc;
     }
 
@@ -75,21 +52,21 @@ class ApiServerTokenFileTest {
         get(api);
         Files.writeString(token, "rotated-token");
         get(api);
-        assertEquals(List.of("Bearer first-token", "Bearer rotated-token"), authorizations);
+        assertEquals(List.of("Bearer first-token", "Bearer rotated-token"), server.authorizations);
     }
 
     @Test
     void aRelativeTokenFileResolvesAgainstTheKubeconfigsDirectory() throws Exception {
         Files.writeString(dir.resolve("sa-token"), "relative-token");
         get(ApiServer.fromKubeconfig(kubeconfig("{tokenFile: sa-token}")));
-        assertEquals(List.of("Bearer relative-token"), authorizations);
+        assertEquals(List.of("Bearer relative-token"), server.authorizations);
     }
 
     @Test
     void anInlineTokenWinsOverTheTokenFile() throws Exception {
         Files.writeString(dir.resolve("sa-token"), "file-token");
         get(ApiServer.fromKubeconfig(kubeconfig("{token: inline-token, tokenFile: sa-token}")));
-        assertEquals(List.of("Bearer inline-token"), authorizations);
+        assertEquals(List.of("Bearer inline-token"), server.authorizations);
     }
 
     @Test
@@ -97,6 +74,6 @@ class ApiServerTokenFileTest {
         ApiServer api = ApiServer.fromKubeconfig(kubeconfig("{tokenFile: /nonexistent/nftp-token}"));
         IOException e = assertThrows(IOException.class, () -> get(api));
         assertTrue(e.getMessage().contains("tokenFile /nonexistent/nftp-token cannot be read"), e.getMessage());
-        assertTrue(authorizations.isEmpty(), "no request without the credentials: " + authorizations);
+        assertTrue(server.authorizations.isEmpty(), "no request without the credentials: " + server.authorizations);
     }
 }
