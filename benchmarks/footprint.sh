@@ -39,27 +39,9 @@ ip -n "$NS" link add fp0 type veth peer name fp1
 ip -n "$NS" addr add 192.0.2.10/24 dev fp0
 ip -n "$NS" link set fp0 up && ip -n "$NS" link set fp1 up
 
-# Service i: 10.96.x.y, endpoints 10.200.x.y and 10.202.x.y (private ranges), one file each.
-for ((i = 0; i < N; i++)); do
-    a=$(( i + 1 )); ip="$(( a >> 8 & 255 )).$(( a & 255 ))"
-    cat > "$DIR/svc-$i.yaml" <<YAML
-apiVersion: v1
-kind: Service
-metadata: {name: svc-$i, namespace: bench}
-spec:
-  clusterIP: 10.96.$ip
-  ports: [{name: http, protocol: TCP, port: 80, targetPort: 8080}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: svc-$i-1, namespace: bench, labels: {kubernetes.io/service-name: svc-$i}}
-addressType: IPv4
-ports: [{name: http, protocol: TCP, port: 8080}]
-endpoints:
-  - {addresses: [10.200.$ip], conditions: {ready: true}}
-  - {addresses: [10.202.$ip], conditions: {ready: true}}
-YAML
-done
+# Service i: 10.96.x.y, endpoints 10.200.x.y and 10.202.x.y (benchmarks/bench-services.sh), one file each.
+. benchmarks/bench-services.sh
+for ((i = 0; i < N; i++)); do bench_write_service "$DIR" "$i" 200; done
 # The node, so that the health-check NodePorts (nodePortAddresses: primary) have its address to bind.
 cat > "$DIR/node.yaml" <<YAML
 apiVersion: v1

@@ -33,28 +33,9 @@ trap cleanup EXIT
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 
-# Service i: 10.96.x.y (private range); endpoints 10.200.x.y and, after the burst, 10.201.x.y.
-write() { # $1: index, $2: second octet of the first endpoint
-    local i=$1 a=$(( $1 + 1 ))
-    local ip="$(( a >> 8 & 255 )).$(( a & 255 ))"
-    cat > "$DIR/svc-$i.yaml" <<YAML
-apiVersion: v1
-kind: Service
-metadata: {name: svc-$i, namespace: bench}
-spec:
-  clusterIP: 10.96.$ip
-  ports: [{name: http, protocol: TCP, port: 80, targetPort: 8080}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: {name: svc-$i-1, namespace: bench, labels: {kubernetes.io/service-name: svc-$i}}
-addressType: IPv4
-ports: [{name: http, protocol: TCP, port: 8080}]
-endpoints:
-  - {addresses: [10.$2.$ip], conditions: {ready: true}}
-  - {addresses: [10.202.$ip], conditions: {ready: true}}
-YAML
-}
+# Service i: 10.96.x.y; endpoints 10.200.x.y and, after the burst, 10.201.x.y (benchmarks/bench-services.sh).
+. benchmarks/bench-services.sh
+write() { bench_write_service "$DIR" "$1" "$2"; }
 for ((i = 0; i < N; i++)); do write "$i" 200; done
 
 echo "# $N services x 2, burst of $C changes; JVM flags: $FLAGS; load $(cut -d' ' -f1-3 /proc/loadavg)"
