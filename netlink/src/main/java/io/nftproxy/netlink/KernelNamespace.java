@@ -3,23 +3,19 @@ package io.nftproxy.netlink;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.net.IpFamily;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
 /**
- * A throwaway network namespace for kernel tests and the demo, so nothing a test does can reach the host's own ruleset,
- * addresses or routes. Names are {@code nftp-<tag>-<pid>-<n>}: unique per run and per instance, recognisable as
- * ours. Every process runs with a bounded timeout and is killed when it overruns; {@link #close()} deletes the
- * namespace (and with it every table, address and interface inside) and is safe to call twice.
+ * A throwaway network namespace for kernel tests, so nothing a test does can reach the host's own ruleset,
+ * addresses or routes. Names are {@code nftp-<tag>-<pid>-<n>} ({@link OwnNamespaces}, which makes and deletes them):
+ * unique per run and per instance, recognisable as ours. Every process runs with a bounded timeout and is killed
+ * when it overruns; {@link #close()} deletes the namespace (and with it every table, address and interface inside)
+ * and is safe to call twice. Main code reaches the namespace through {@link #handle()}.
  *
  * <pre>{@code
  * try (KernelNamespace ns = KernelNamespace.create("rb")) {
@@ -32,8 +28,8 @@ public final class KernelNamespace implements AutoCloseable {
     /** Generous for one {@code nft -f} of a test table; a hung netlink call fails the test instead of hanging it. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
     private static final AtomicInteger COUNTER = new AtomicInteger();
-    private static final List<String> SBIN = List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin");
 
+    private final NetworkNamespace handle;
     private final String name;
     private final String ip;
     private final String nft;
@@ -42,10 +38,13 @@ public final class KernelNamespace implements AutoCloseable {
     /** The result of one command. */
     public record Result(int exitCode, String stdout, String stderr) {
         public boolean ok() { return exitCode == 0; }
+
+        static Result of(Commands.Result r) { return new Result(r.exitCode(), r.stdout(), r.stderr()); }
     }
 
-    private KernelNamespace(String name, String ip, String nft) {
-        this.name = name;
+    private KernelNamespace(NetworkNamespace handle, String ip, String nft) {
+        this.handle = handle;
+        this.name = handle.name().orElseThrow();
         this.ip = ip;
         this.nft = nft;
     }
@@ -56,9 +55,7 @@ public final class KernelNamespace implements AutoCloseable {
      * (e.g. {@code conntrack}).
      */
     public static Optional<String> unavailabilityCause(String... alsoNeeded) {
-        if (!isRoot()) return Optional.of("needs root (uid 0) to create network namespaces");
-        return Stream.concat(Stream.of("ip", "nft"), Stream.of(alsoNeeded)).filter(cmd -> executable(cmd).isEmpty())
-                .findFirst().map(cmd -> "the " + cmd + " command is not installed");
+        return OwnNamespaces.unavailabilityCause(alsoNeeded);
     }
 
     /** Creates {@code nftp-<tag>-<pid>-<n>}. {@code tag}: a few lowercase letters saying which test made it. */
@@ -71,41 +68,23 @@ public final class KernelNamespace implements AutoCloseable {
      * namespace plays, for namespaces a person pokes at. The caller keeps suffixes unique within the process.
      */
     public static KernelNamespace create(String tag, String suffix) throws IOException {
-        if (!tag.matches("[a-z0-9]{1,8}")) throw new IllegalArgumentException("tag must be 1-8 of [a-z0-9]: " + tag);
-        if (!suffix.matches("[a-z0-9][a-z0-9-]{0,31}")) throw new IllegalArgumentException("suffix must be 1-32 of [a-z0-9-]: " + suffix);
-        unavailabilityCause().ifPresent(cause -> { throw new IllegalStateException(cause); });
-        String name = prefix(tag) + suffix;
-        KernelNamespace ns = new KernelNamespace(name, executable("ip").get(), executable("nft").get());
-        Result r = run(DEFAULT_TIMEOUT, null, ns.ip, "netns", "add", name);
-        if (!r.ok()) throw new IOException("ip netns add " + name + " failed: " + r.stderr().strip());
-        return ns;
+        NetworkNamespace handle = OwnNamespaces.create(tag, suffix);
+        return new KernelNamespace(handle, executable("ip").get(), executable("nft").get());
     }
 
     /** {@code nftp-<tag>-<pid>-}: what every namespace this process creates with {@code tag} starts with. */
-    public static String prefix(String tag) { return "nftp-" + tag + "-" + ProcessHandle.current().pid() + "-"; }
+    public static String prefix(String tag) { return OwnNamespaces.prefix(tag); }
 
     /** The namespaces this process created with {@code tag} that still exist, by name. */
-    public static List<String> existing(String tag) throws IOException {
-        String prefix = prefix(tag);
-        Result r = run(DEFAULT_TIMEOUT, null, executable("ip").orElseThrow(() -> new IOException("no ip command")), "netns", "list");
-        if (!r.ok()) throw new IOException("ip netns list failed: " + r.stderr().strip());
-        // "NAME" or "NAME (id: N)", one per line.
-        return r.stdout().lines().map(l -> l.split(" ", 2)[0]).filter(n -> n.startsWith(prefix)).sorted().toList();
-    }
+    public static List<String> existing(String tag) throws IOException { return OwnNamespaces.existing(tag); }
 
-    /**
-     * Deletes what {@link #existing} lists: the sweep after an interrupted run, which may have been stopped between
-     * creating a namespace and handing it to whoever deletes it. Returns the names it deleted.
-     */
-    public static List<String> deleteExisting(String tag) throws IOException {
-        List<String> names = existing(tag);
-        if (names.isEmpty()) return names;
-        String ip = executable("ip").orElseThrow();
-        for (String n : names) delete(ip, n);
-        return names;
-    }
+    /** See {@link OwnNamespaces#deleteExisting}. */
+    public static List<String> deleteExisting(String tag) throws IOException { return OwnNamespaces.deleteExisting(tag); }
 
     public String name() { return name; }
+
+    /** This namespace as main code takes it. */
+    public NetworkNamespace handle() { return handle; }
 
     /** Runs {@code command} inside the namespace, with {@code stdin} (or none) and a timeout. */
     public Result exec(Duration timeout, String stdin, String... command) throws IOException {
@@ -164,50 +143,14 @@ public final class KernelNamespace implements AutoCloseable {
     @Override public void close() throws IOException {
         if (closed) return;
         closed = true;
-        delete(ip, name);
-    }
-
-    private static void delete(String ip, String name) throws IOException {
-        Result r = run(DEFAULT_TIMEOUT, null, ip, "netns", "del", name);
-        if (!r.ok()) throw new IOException("ip netns del " + name + " failed: " + r.stderr().strip());
+        OwnNamespaces.delete(handle);
     }
 
     @Override public String toString() { return name; }
 
-    /**
-     * Runs a process with stdin/stdout/stderr through temporary files (no pipe can fill up and deadlock), killing it
-     * if it outlives the timeout.
-     */
+    /** See {@link Commands#run}. */
     public static Result run(Duration timeout, String stdin, String... argv) throws IOException {
-        Path in = null, out = Files.createTempFile("nftp-out", ".txt"), err = Files.createTempFile("nftp-err", ".txt");
-        try {
-            ProcessBuilder pb = new ProcessBuilder(argv).redirectOutput(out.toFile()).redirectError(err.toFile());
-            if (stdin != null) {
-                in = Files.createTempFile("nftp-in", ".txt");
-                Files.writeString(in, stdin, StandardCharsets.UTF_8);
-                pb.redirectInput(in.toFile());
-            } else {
-                pb.redirectInput(new File("/dev/null"));
-            }
-            Process p = pb.start();
-            boolean done;
-            try {
-                done = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                p.destroyForcibly();
-                Thread.currentThread().interrupt();
-                throw new IOException("interrupted while running " + String.join(" ", argv), e);
-            }
-            if (!done) {
-                p.destroyForcibly();
-                throw new IOException("timed out after " + timeout + ": " + String.join(" ", argv));
-            }
-            return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8), Files.readString(err, StandardCharsets.UTF_8));
-        } finally {
-            Files.deleteIfExists(out);
-            Files.deleteIfExists(err);
-            if (in != null) Files.deleteIfExists(in);
-        }
+        return Result.of(Commands.run(timeout, stdin, argv));
     }
 
     /** Runs a command where this process is (no shell) and returns its stdout; throws with its stderr unless it exits 0. */
@@ -218,22 +161,8 @@ public final class KernelNamespace implements AutoCloseable {
     }
 
     /** Whether this process runs with effective uid 0. */
-    public static boolean isRoot() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("Uid:")) return line.split("\\s+")[2].equals("0"); // effective uid
-            }
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
-        return false;
-    }
+    public static boolean isRoot() { return Commands.isRoot(); }
 
     /** The absolute path of {@code cmd}, looked up in PATH and the sbin directories root's PATH may lack. */
-    public static Optional<String> executable(String cmd) {
-        String path = System.getenv("PATH");
-        return Stream.concat(path == null ? Stream.empty() : Stream.of(path.split(File.pathSeparator)), SBIN.stream())
-                .filter(d -> !d.isEmpty()).map(d -> Path.of(d, cmd))
-                .filter(p -> Files.isRegularFile(p) && Files.isExecutable(p)).map(Path::toString).findFirst();
-    }
+    public static Optional<String> executable(String cmd) { return Commands.executable(cmd); }
 }

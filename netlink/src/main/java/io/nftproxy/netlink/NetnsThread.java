@@ -8,7 +8,6 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.regex.Pattern;
 
 /**
  * One dedicated thread that, before running anything, joins a named network namespace with
@@ -22,65 +21,43 @@ import java.util.regex.Pattern;
  * Tasks run one at a time in submission order.
  */
 public final class NetnsThread implements AutoCloseable {
-    private static final Pattern NETNS_NAME = Pattern.compile("[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}");
     private static final long START_TIMEOUT_SECONDS = 10;
     private static final long JOIN_MILLIS = 5_000;
 
-    private final String netns;
+    private final NetworkNamespace namespace;
     private final Thread thread;
     private final BlockingQueue<FutureTask<?>> tasks = new LinkedBlockingQueue<>();
     /** Guards {@code closed} and queueing, so nothing is queued behind the poison pill where nobody would run it. */
     private final Object lock = new Object();
     private boolean closed;
 
-    private NetnsThread(String netns, String threadName) {
-        this.netns = netns;
+    private NetnsThread(NetworkNamespace namespace, String threadName) {
+        this.namespace = namespace;
         this.thread = new Thread(this::loop, threadName);
         this.thread.setDaemon(true);
     }
 
-    /** A thread in {@code /run/netns/NAME} (as {@code ip netns add NAME} creates it). */
-    public static NetnsThread start(String netns) throws IOException {
-        if (netns == null || !NETNS_NAME.matcher(netns).matches()) {
-            throw new IllegalArgumentException("not a network namespace name: " + netns);
-        }
-        return startThread(netns, "netns-" + netns);
+    /**
+     * A thread in {@code namespace}: one that joined it (named {@code netns-NAME}), or for the host a thread that stays
+     * where the JVM is (named {@code netns-host}).
+     */
+    public static NetnsThread start(NetworkNamespace namespace) throws IOException {
+        return namespace.thread("netns-host");
     }
 
     /** A dedicated thread that stays in the namespace of the JVM (no setns), for thread-confined resources. */
     public static NetnsThread host(String threadName) {
         // Nothing to join, so nothing to wait for: an interrupted caller still gets its thread.
-        NetnsThread t = new NetnsThread(null, threadName);
+        NetnsThread t = new NetnsThread(NetworkNamespace.host(), threadName);
         t.thread.start();
         return t;
     }
 
-    /** Starts a thread in {@code netns}, runs {@code task} there and stops the thread again. */
-    public static <T> T callIn(String netns, Callable<T> task) throws Exception {
-        try (NetnsThread t = start(netns)) {
-            return t.call(task);
-        }
-    }
-
-    /**
-     * {@code task} in {@code netns} (null: on the caller's thread), for a task whose only checked failure is an
-     * IOException: any other checked one (the wait for the thread interrupted) comes as an IOException saying
-     * {@code what}.
-     */
-    public static <T> T callInForIo(String netns, Callable<T> task, String what) throws IOException {
-        try {
-            return netns == null ? task.call() : callIn(netns, task);
-        } catch (IOException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException(what, e);
-        }
-    }
-
-    private static NetnsThread startThread(String netns, String name) throws IOException {
-        NetnsThread t = new NetnsThread(netns, name);
+    /** A thread that joined {@code /run/netns/NAME}; {@code name} is {@code namespace}'s, validated there. */
+    static NetnsThread start(NetworkNamespace namespace, String name) throws IOException {
+        NetnsThread t = new NetnsThread(namespace, "netns-" + name);
         FutureTask<Void> joined = new FutureTask<>(() -> {
-            join(netns);
+            join(name);
             return null;
         });
         t.tasks.add(joined);
@@ -91,20 +68,20 @@ public final class NetnsThread implements AutoCloseable {
         } catch (ExecutionException e) {
             t.close();
             if (e.getCause() instanceof IOException io) throw io;
-            throw new IOException("could not join network namespace " + netns, e.getCause());
+            throw new IOException("could not join network namespace " + name, e.getCause());
         } catch (InterruptedException e) {
             t.close();
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while joining network namespace " + netns, e);
+            throw new IOException("interrupted while joining network namespace " + name, e);
         } catch (TimeoutException e) {
             t.close();
-            throw new IOException("timed out joining network namespace " + netns, e);
+            throw new IOException("timed out joining network namespace " + name, e);
         }
     }
 
-    private static void join(String netns) throws IOException {
+    private static void join(String name) throws IOException {
         LibC libc = LibC.Holder.LIBC;
-        String path = "/run/netns/" + netns;
+        String path = "/run/netns/" + name;
         int fd = libc.open(path, LibC.O_RDONLY | LibC.O_CLOEXEC);
         if (fd < 0) throw new IOException("open " + path + ": " + LibC.Holder.describe(LibC.Holder.errno()));
         try {
@@ -117,8 +94,8 @@ public final class NetnsThread implements AutoCloseable {
     }
 
     private void loop() {
-        // A namespace thread's first task is the join (startThread); a host thread has none.
-        boolean joining = netns != null;
+        // A namespace thread's first task is the join (start); a host thread has none.
+        boolean joining = namespace.name().isPresent();
         while (true) {
             FutureTask<?> task;
             try {
@@ -149,8 +126,8 @@ public final class NetnsThread implements AutoCloseable {
 
     private static final FutureTask<Void> POISON = new FutureTask<>(() -> null);
 
-    /** The namespace this thread joined, or null for a host thread. */
-    public String netns() { return netns; }
+    /** The namespace this thread runs in. */
+    public NetworkNamespace namespace() { return namespace; }
 
     /**
      * Runs {@code task} on this thread and waits for it. Exceptions the task throws reach the caller unchanged

@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.lock;
 
 import io.nftproxy.netlink.LibC;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -9,7 +9,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 
 /**
  * One writer per table: an exclusive lock held for as long as the daemon runs, scoped to its network namespace.
@@ -50,33 +49,21 @@ public final class NetnsLock implements AutoCloseable {
     }
 
     /**
-     * Takes the lock of the network namespace {@code netns} (a name under /run/netns), or of this process's own
-     * when null.
+     * Takes the lock of {@code netns}.
      *
      * @throws HeldException when another process holds it; the message names that process
-     * @throws IOException   when the socket cannot be made at all
+     * @throws IOException   when the socket cannot be made at all (other failures by {@link NetworkNamespace#call}'s rule)
      */
-    public static NetnsLock acquire(String netns) throws IOException {
-        return new NetnsLock(inNetns(netns, () -> bindListener(NAME), "take"));
+    public static NetnsLock acquire(NetworkNamespace netns) throws IOException {
+        return new NetnsLock(netns.call(() -> bindListener(NAME)));
     }
 
     /**
-     * Who holds the lock of {@code netns} (null: this process's namespace), without taking it: one line naming the
+     * Who holds the lock of {@code netns}, without taking it: one line naming the
      * process, or empty when nobody does. A holder whose backlog is full still counts as holding it.
      */
-    public static java.util.Optional<String> holder(String netns) throws IOException {
-        return inNetns(netns, NetnsLock::holder, "look for");
-    }
-
-    /** {@code task} in {@code netns} (null: here); any failure but an IOException is wrapped in one saying {@code what}. */
-    private static <T> T inNetns(String netns, Callable<T> task, String what) throws IOException {
-        try {
-            return netns == null ? task.call() : NetnsThread.callIn(netns, task);
-        } catch (IOException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IOException("cannot " + what + " the network namespace lock @" + NAME + ": " + e.getMessage(), e);
-        }
+    public static java.util.Optional<String> holder(NetworkNamespace netns) throws IOException {
+        return netns.call(NetnsLock::holder);
     }
 
     private static java.util.Optional<String> holder() throws IOException {

@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.monitor;
 
 import io.nftproxy.netlink.LibC;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 import io.nftproxy.nft.TableContent;
@@ -63,7 +63,7 @@ public final class NftablesMonitor implements AutoCloseable {
         this.assembler = new TransactionAssembler(b.table, b.ownPids, b.reportOwn, b.ledger);
         this.listener = listener;
         this.readerGate = b.readerGate;
-        String suffix = b.netns == null ? "" : "-" + b.netns;
+        String suffix = b.netns.name().map(n -> "-" + n).orElse("");
         this.reader = new Thread(this::read, "nft-monitor" + suffix);
         this.dispatcher = new Thread(this::dispatch, "nft-monitor-listener" + suffix);
         reader.setDaemon(true);
@@ -74,7 +74,7 @@ public final class NftablesMonitor implements AutoCloseable {
 
     /** Options, then {@link #start}. */
     public static final class Builder {
-        private String netns;
+        private NetworkNamespace netns = NetworkNamespace.host();
         private IntPredicate ownPids;
         private boolean reportOwn;
         private int receiveBuffer = DEFAULT_RECEIVE_BUFFER;
@@ -87,8 +87,8 @@ public final class NftablesMonitor implements AutoCloseable {
         /** Where every commit the monitor sees is recorded; default a ledger of its own that nobody reads. */
         public Builder ledger(CommitLedger ledger) { this.ledger = java.util.Objects.requireNonNull(ledger); return this; }
 
-        /** Watches the namespace {@code /run/netns/NAME} instead of the JVM's. */
-        public Builder netns(String name) { this.netns = name; return this; }
+        /** Watches {@code netns}; default the JVM's own. */
+        public Builder netns(NetworkNamespace netns) { this.netns = java.util.Objects.requireNonNull(netns); return this; }
 
         /** Which committing PIDs are ours; default {@link OwnProcesses#thisProcess()}. */
         public Builder ownPids(IntPredicate own) { this.ownPids = own; return this; }
@@ -121,7 +121,7 @@ public final class NftablesMonitor implements AutoCloseable {
             if (listener == null) throw new NullPointerException("listener");
             if (ownPids == null) ownPids = OwnProcesses.thisProcess();
             // A socket belongs to the namespace of the thread that created it, for life: create it there, read anywhere.
-            NetlinkSocket s = NetnsThread.callInForIo(netns, () -> open(receiveBuffer), "open nftables monitor in netns " + netns);
+            NetlinkSocket s = netns.call(() -> open(receiveBuffer));
             NftablesMonitor m = new NftablesMonitor(s, this, listener);
             m.dispatcher.start();
             m.reader.start();

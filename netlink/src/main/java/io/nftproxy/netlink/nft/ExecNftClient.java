@@ -1,5 +1,6 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
@@ -60,14 +61,14 @@ public final class ExecNftClient implements NftClient {
         this.childStarted = java.util.Objects.requireNonNull(childStarted, "childStarted");
     }
 
-    /** {@code ip netns exec NAME nft}: nft inside a named network namespace. */
-    public static ExecNftClient inNamespace(String netns, Duration timeout) {
+    /** {@code nft} in {@code netns}: {@code ip netns exec NAME nft} for a named network namespace. */
+    public static ExecNftClient inNamespace(NetworkNamespace netns, Duration timeout) {
         return inNamespace(netns, timeout, pid -> {});
     }
 
-    /** As {@link #inNamespace(String, Duration)}, reporting each nft child's pid (the change monitor's "own" test). */
-    public static ExecNftClient inNamespace(String netns, Duration timeout, LongConsumer childStarted) {
-        return new ExecNftClient(List.of("ip", "netns", "exec", netns, "nft"), timeout, childStarted);
+    /** As {@link #inNamespace(NetworkNamespace, Duration)}, reporting each nft child's pid (the change monitor's "own" test). */
+    public static ExecNftClient inNamespace(NetworkNamespace netns, Duration timeout, LongConsumer childStarted) {
+        return new ExecNftClient(List.of(netns.command("nft")), timeout, childStarted);
     }
 
     @Override public void apply(Transaction tx) {

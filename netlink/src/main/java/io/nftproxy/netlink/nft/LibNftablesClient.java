@@ -1,6 +1,7 @@
 package io.nftproxy.netlink.nft;
 
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
@@ -34,11 +35,11 @@ public final class LibNftablesClient implements NftClient {
     }
 
     /**
-     * A client whose ctx was created on, and whose every call runs on, a thread that joined
-     * {@code /run/netns/NAME}. The rest of the JVM stays in its namespace.
+     * A client whose ctx was created on, and whose every call runs on, a thread in {@code netns} (for a named one,
+     * a thread that joined {@code /run/netns/NAME}). The rest of the JVM stays in its namespace.
      */
-    public static LibNftablesClient inNamespace(String netns) throws IOException {
-        return construct(NetnsThread.start(netns));
+    public static LibNftablesClient inNamespace(NetworkNamespace netns) throws IOException {
+        return construct(netns.thread("nft-ctx"));
     }
 
     private static LibNftablesClient construct(NetnsThread t) {
@@ -76,7 +77,7 @@ public final class LibNftablesClient implements NftClient {
     public String run(String script) { return on(() -> ctx.run(script)); }
 
     @Override public String describe() {
-        String ns = thread.netns() == null ? "host netns" : "netns " + thread.netns();
+        String ns = thread.namespace().name().map(n -> "netns " + n).orElse("host netns");
         Capabilities c = capabilities;
         return "libnftables (" + NftLibrary.SONAME + (c == null ? "" : ", nft " + c.nftVersion()) + ", in-process, " + ns + ")";
     }

@@ -1,7 +1,8 @@
 package io.nftproxy.netlink.nft;
 
+import io.nftproxy.netlink.NetworkNamespace;
+
 import java.io.IOException;
-import java.util.List;
 import java.util.Locale;
 import java.util.function.LongConsumer;
 
@@ -34,27 +35,26 @@ public final class NftClients {
     /** The client chosen and, in one sentence, why. */
     public record Selection(NftClient client, String reason) {}
 
-    /** As {@link #createInNamespace(Mode, String, LongConsumer)}, telling nobody of nft children. */
-    public static Selection createInNamespace(Mode mode, String netns) throws IOException {
+    /** As {@link #createInNamespace(Mode, NetworkNamespace, LongConsumer)}, telling nobody of nft children. */
+    public static Selection createInNamespace(Mode mode, NetworkNamespace netns) throws IOException {
         return createInNamespace(mode, netns, pid -> {});
     }
 
     /**
-     * A client bound to the named network namespace ({@code /run/netns/NAME}), or to the JVM's own when {@code netns}
-     * is null: the library client on a thread that joined it, or {@code ip netns exec NAME nft}. The JVM's other
+     * A client bound to {@code netns}: the library client on a thread in it, or {@code nft} run there (behind
+     * {@code ip netns exec NAME} for a named one). The JVM's other
      * threads stay where they are. {@code childStarted} hears the pid of every nft child the exec client starts, so
      * the change monitor can tell our own commits from anyone else's.
      */
-    public static Selection createInNamespace(Mode mode, String netns, LongConsumer childStarted) throws IOException {
-        String in = netns == null ? "" : " in netns " + netns;
+    public static Selection createInNamespace(Mode mode, NetworkNamespace netns, LongConsumer childStarted) throws IOException {
+        String in = netns.name().map(n -> " in netns " + n).orElse("");
         if (mode != Mode.EXEC && NftLibrary.isAvailable()) {
-            return new Selection(netns == null ? LibNftablesClient.create() : LibNftablesClient.inNamespace(netns),
+            return new Selection(LibNftablesClient.inNamespace(netns),
                     "nft mode " + mode.flagValue() + ": libnftables loaded in-process (" + NftLibrary.SONAME + ")"
-                            + (netns == null ? "" : ", netns " + netns));
+                            + netns.name().map(n -> ", netns " + n).orElse(""));
         }
         if (mode == Mode.LIBRARY) NftLibrary.get(); // throws UNSUPPORTED with the cause
-        ExecNftClient exec = netns == null ? new ExecNftClient(List.of("nft"), ExecNftClient.DEFAULT_TIMEOUT, childStarted)
-                : ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted);
+        ExecNftClient exec = ExecNftClient.inNamespace(netns, ExecNftClient.DEFAULT_TIMEOUT, childStarted);
         if (mode == Mode.EXEC) return new Selection(exec, "nft mode exec: running the nft binary" + in);
         return new Selection(exec, "nft mode auto: libnftables unavailable ("
                 + NftLibrary.unavailabilityCause() + "), falling back to the nft binary" + in);

@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.nft;
 
 import io.nftproxy.netlink.LibC;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.rt.NetlinkDump;
 import io.nftproxy.netlink.rt.NetlinkSocket;
 
@@ -34,9 +34,9 @@ public final class RulesetGeneration implements AutoCloseable {
         return new RulesetGeneration(NetlinkSocket.open(LibC.NETLINK_NETFILTER));
     }
 
-    /** Reads the generation of {@code /run/netns/NAME}: the socket is made there, and stays there for life. */
-    public static RulesetGeneration openIn(String netns) throws IOException {
-        return NetnsThread.callInForIo(netns, RulesetGeneration::open, "open nfnetlink in netns " + netns);
+    /** Reads the generation of {@code netns}: the socket is made there, and stays there for life. */
+    public static RulesetGeneration openIn(NetworkNamespace netns) throws IOException {
+        return netns.call(RulesetGeneration::open);
     }
 
     /** The current generation, an unsigned 32-bit number. */

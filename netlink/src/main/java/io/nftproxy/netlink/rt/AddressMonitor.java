@@ -1,7 +1,7 @@
 package io.nftproxy.netlink.rt;
 
 import io.nftproxy.netlink.LibC;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -30,9 +30,9 @@ public final class AddressMonitor implements AutoCloseable {
         reader.setDaemon(true);
     }
 
-    /** Starts watching the network namespace of the caller, or of /run/netns/{@code netns} when not null. */
-    public static AddressMonitor start(String netns, Runnable onChange, Consumer<Exception> onFailure) throws IOException {
-        NetlinkSocket s = NetnsThread.callInForIo(netns, AddressMonitor::open, "open address monitor in netns " + netns);
+    /** Starts watching {@code netns}. */
+    public static AddressMonitor start(NetworkNamespace netns, Runnable onChange, Consumer<Exception> onFailure) throws IOException {
+        NetlinkSocket s = netns.call(AddressMonitor::open);
         AddressMonitor m = new AddressMonitor(s, onChange, onFailure);
         m.reader.start();
         return m;
