@@ -117,7 +117,7 @@ class ConntrackCleanerKernelTest {
             assertEquals(Set.of(40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011),
                     clientPorts(conntrackList(ns)), "fixtures inserted");
 
-            CleanupReport r = NetnsThread.callIn(ns.name(), () -> new ConntrackCleaner().clean(v4, v6));
+            CleanupReport r = ns.handle().call(() -> new ConntrackCleaner().clean(v4, v6));
             System.out.println("conntrack cleanup of the fixtures: " + r);
 
             assertEquals(Set.of(40001, 40005, 40008, 40009, 40011), clientPorts(conntrackList(ns)),
@@ -130,7 +130,7 @@ class ConntrackCleanerKernelTest {
             assertEquals(IpFamily.IPV4, fam4.family());
             assertEquals(8, fam4.udp(), "the TCP entry is listed but not UDP");
 
-            CleanupReport again = NetnsThread.callIn(ns.name(), () -> new ConntrackCleaner().clean(v4, v6));
+            CleanupReport again = ns.handle().call(() -> new ConntrackCleaner().clean(v4, v6));
             assertEquals(0, again.stale(), "a second cleanup finds nothing: " + again);
             assertEquals(5, again.listed(), again.toString());
         }
@@ -143,7 +143,7 @@ class ConntrackCleanerKernelTest {
             ns.execChecked(insert("udp", "10.0.5.5", 40002, "172.30.0.10", 53, "10.0.9.9", 5353));
             ns.execChecked(insert("udp", "10.0.5.5", 40012, "172.30.0.10", 53, "10.0.9.9", 5353));
             StaleFlowFilter filter = StaleFlowFilter.of(v4);
-            ConntrackTable.DeleteOutcome o = NetnsThread.callIn(ns.name(), () -> {
+            ConntrackTable.DeleteOutcome o = ns.handle().call(() -> {
                 try (ConntrackTable t = ConntrackTable.open()) {
                     List<FlowEntry> stale = t.dump(IpFamily.IPV4, System.nanoTime() + 5_000_000_000L).stream()
                             .filter(filter::isStale).collect(Collectors.toList());
@@ -164,7 +164,7 @@ class ConntrackCleanerKernelTest {
         KernelTests.assumeAvailable("conntrack");
         try (KernelNamespace ns = KernelNamespace.create("ct")) {
             fixtures(ns);
-            List<ServiceFlow> flows = NetnsThread.callIn(ns.name(), () -> new ConntrackLister().list(v4, v6));
+            List<ServiceFlow> flows = ns.handle().call(() -> new ConntrackLister().list(v4, v6));
             List<String> seen = flows.stream()
                     .map(f -> f.flow().origSrcPort() + " " + f.service() + " " + f.via())
                     .sorted().collect(Collectors.toList());

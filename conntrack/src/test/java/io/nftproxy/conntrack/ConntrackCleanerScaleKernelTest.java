@@ -40,7 +40,7 @@ class ConntrackCleanerScaleKernelTest {
                 ns.execCheckedWithInput(batch.toString(), "conntrack", "-R", "-");
                 assertEquals(String.valueOf(ENTRIES), ns.execChecked("conntrack", "-C").strip(), "entries inserted");
 
-                CleanupReport r = NetnsThread.callIn(ns.name(), () -> new ConntrackCleaner().clean(v4, null));
+                CleanupReport r = ns.handle().call(() -> new ConntrackCleaner().clean(v4, null));
                 CleanupReport.Family f = r.families().get(0);
                 System.out.printf("conntrack scale round %d: listed %d, stale %d, deleted %d, errors %d; dump %.1f ms, "
                                 + "delete %.1f ms, total %.1f ms%n", round, f.listed(), f.stale(), f.deleted(), f.errors(),

@@ -6,6 +6,7 @@ import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
@@ -75,7 +76,7 @@ class UdpFlowMoveKernelTest {
 
         Backend(String name, String netns) throws Exception {
             this.name = name;
-            this.socket = NetnsThread.callIn(netns, () -> new DatagramSocket(new InetSocketAddress("0.0.0.0", 5353)));
+            this.socket = NetworkNamespace.named(netns).call(() -> new DatagramSocket(new InetSocketAddress("0.0.0.0", 5353)));
             socket.setSoTimeout(100);
             thread = new Thread(this::serve, "udp-backend-" + name);
             thread.setDaemon(true);
@@ -116,7 +117,7 @@ class UdpFlowMoveKernelTest {
         int sent;
 
         Client(String netns) throws Exception {
-            socket = NetnsThread.callIn(netns, () -> new DatagramSocket(new InetSocketAddress("10.0.1.2", CLIENT_PORT)));
+            socket = NetworkNamespace.named(netns).call(() -> new DatagramSocket(new InetSocketAddress("10.0.1.2", CLIENT_PORT)));
             socket.setSoTimeout(REPLY_TIMEOUT_MS);
         }
 
@@ -163,7 +164,7 @@ class UdpFlowMoveKernelTest {
             link(node, "b2", "10.0.3.1", b2, "10.0.3.2");
 
             TableContent both = render(snapshot(List.of("10.0.2.2", "10.0.3.2")));
-            try (LibNftablesClient nft = LibNftablesClient.inNamespace(node.name());
+            try (LibNftablesClient nft = LibNftablesClient.inNamespace(node.handle());
                  Backend back1 = new Backend("b1", b1.name());
                  Backend back2 = new Backend("b2", b2.name());
                  Client c = new Client(client.name())) {
@@ -189,7 +190,7 @@ class UdpFlowMoveKernelTest {
                 long staleMillis = (System.nanoTime() - synced) / 1_000_000;
 
                 long cleanStart = System.nanoTime();
-                CleanupReport r = NetnsThread.callIn(node.name(), () -> new ConntrackCleaner().clean(
+                CleanupReport r = node.handle().call(() -> new ConntrackCleaner().clean(
                         ProxyStateBuilder.build(after, IpFamily.IPV4, TestClusters.NODE), null));
                 long cleaned = System.nanoTime();
                 assertEquals(1, r.deleted(), r.toString());

@@ -1,15 +1,16 @@
 package io.nftproxy.demo;
 
-import io.nftproxy.netlink.KernelNamespace;
-
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.NodeNetwork;
 import io.nftproxy.daemon.ProxyDaemon;
+import io.nftproxy.netlink.NetworkNamespace;
+import io.nftproxy.netlink.OwnNamespaces;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.nft.TableContent;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
@@ -158,7 +159,7 @@ public final class Demo implements AutoCloseable {
         b.tableLayout = LAYOUT;
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        String netns = topology.node().netns();
+        NetworkNamespace netns = topology.node().netns();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, NodeNetwork.namespace(netns), false), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
@@ -274,7 +275,7 @@ public final class Demo implements AutoCloseable {
         if (!LAYOUT.flat()) return nft("list", "chain", "ip", "kube-proxy", helloChain());
         // One listing of the whole table: nft reads it at one ruleset generation, so hello cannot move from one map
         // to another between the reads, as it could between one nft call per map.
-        String table = topology.node().ns().listTableText(IpFamily.IPV4);
+        String table = nft("list", "table", IpFamily.IPV4.nftFamily(), TableContent.TABLE_NAME);
         Map<String, List<String>> hello = new LinkedHashMap<>();
         String in = null, endpoints = null;
         for (String line : table.lines().toList()) {
@@ -314,12 +315,12 @@ public final class Demo implements AutoCloseable {
     }
 
     private String nft(String... args) throws IOException {
-        return topology.node().ns().nftOut(args);
+        return topology.exec(topology.node(), Stream.concat(Stream.of("nft"), Stream.of(args)).toArray(String[]::new));
     }
 
     /** What to type to look around the kept namespaces, and to delete them. */
     private void explore() {
-        String node = topology.node().netns();
+        NetworkNamespace node = topology.node().netns();
         line("the namespaces and the node's tables stay; the daemon and the hello servers have stopped. Look around:");
         line("  ip netns exec " + node + " nft list table ip kube-proxy");
         line("  ip netns exec " + node + (LAYOUT.flat() ? " nft list table ip kube-proxy | grep demo/" + HELLO + ":"
@@ -344,10 +345,10 @@ public final class Demo implements AutoCloseable {
         }
         if (!options.keep()) {
             try {
-                List<String> swept = KernelNamespace.deleteExisting(TAG);
+                List<String> swept = OwnNamespaces.deleteExisting(TAG);
                 if (!swept.isEmpty()) out.println(INDENT + "cleanup: deleted namespaces of an interrupted step: " + swept);
             } catch (IOException e) {
-                out.println(INDENT + "cleanup: " + e.getMessage() + "; list what is left with: ip netns list | grep " + KernelNamespace.prefix(TAG));
+                out.println(INDENT + "cleanup: " + e.getMessage() + "; list what is left with: ip netns list | grep " + OwnNamespaces.prefix(TAG));
             }
         }
         out.flush();

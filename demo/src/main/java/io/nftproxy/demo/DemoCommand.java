@@ -2,7 +2,7 @@ package io.nftproxy.demo;
 
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.cli.PluggedCommand;
-import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.Commands;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -48,7 +48,7 @@ public final class DemoCommand implements Callable<Integer>, PluggedCommand {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--requests': " + requests
                     + " (allowed: 1.." + Demo.MAX_REQUESTS + ")");
         }
-        if (!KernelNamespace.isRoot()) {
+        if (!Commands.isRoot()) {
             err.println("nftproxy demo: needs root: it creates network namespaces and programs nftables in them "
                     + "(try: sudo ./nftproxy demo)");
             return ExitCodes.PERMISSION_DENIED;

@@ -1,8 +1,10 @@
 package io.nftproxy.demo;
 
-import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.Commands;
 
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
+import io.nftproxy.netlink.OwnNamespaces;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.nft.TableContent;
@@ -74,24 +76,23 @@ public final class Topology implements AutoCloseable {
     }
 
     /** One namespace of the topology, its main IPv4 address and a thread inside it on which to open sockets. */
-    public record Host(String role, KernelNamespace ns, String address, NetnsThread thread) {
-        public String netns() { return ns.name(); }
+    public record Host(String role, NetworkNamespace netns, String address, NetnsThread thread) {
         @Override public String toString() { return role + "(" + address + ")"; }
     }
 
     private final Plan plan;
     private final Map<String, Host> hosts = new LinkedHashMap<>();
-    private final List<KernelNamespace> namespaces = new ArrayList<>();
-    private final String ip = KernelNamespace.executable("ip").orElseThrow();
-    private final String sysctl = KernelNamespace.executable("sysctl").orElseThrow();
+    private final List<NetworkNamespace> namespaces = new ArrayList<>();
+    private final String ip = Commands.executable("ip").orElseThrow();
+    private final String sysctl = Commands.executable("sysctl").orElseThrow();
     private NftClient nft;
 
     private Topology(Plan plan) { this.plan = plan; }
 
     /** Why the topology cannot be built here, or null: root, ip, nft and sysctl are needed. */
     public static String unavailabilityCause() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause == null && KernelNamespace.executable("sysctl").isEmpty()) cause = "the sysctl command (procps) is not installed";
+        String cause = OwnNamespaces.unavailabilityCause().orElse(null);
+        if (cause == null && Commands.executable("sysctl").isEmpty()) cause = "the sysctl command (procps) is not installed";
         return cause;
     }
 
@@ -141,22 +142,24 @@ public final class Topology implements AutoCloseable {
     public void program(TableContent table) throws IOException {
         if (nft == null) nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node().netns()).client();
         if (nft.listTableJson(table.family()) != null) {
-            node().ns().load("delete table " + table.family().nftFamily() + " " + TableContent.TABLE_NAME + "\n");
+            execWithInput(node(), "delete table " + table.family().nftFamily() + " " + TableContent.TABLE_NAME + "\n", "nft", "-f", "-");
         }
         nft.apply(Transaction.creating(table));
     }
 
     /** Runs a command inside {@code host}'s namespace and fails with its stderr when it fails. */
-    public String exec(Host host, String... argv) throws IOException {
-        KernelNamespace.Result r = host.ns().exec(COMMAND_TIMEOUT, null, argv);
+    public String exec(Host host, String... argv) throws IOException { return execWithInput(host, null, argv); }
+
+    private String execWithInput(Host host, String stdin, String... argv) throws IOException {
+        Commands.Result r = host.netns().exec(COMMAND_TIMEOUT, stdin, argv);
         if (!r.ok()) throw new IOException(host.role() + ": " + String.join(" ", argv) + " failed: " + r.stderr().strip());
         return r.stdout();
     }
 
     private void addHost(String role, String address) throws IOException {
-        KernelNamespace ns = KernelNamespace.create(plan.tag(), role);
+        NetworkNamespace ns = OwnNamespaces.create(plan.tag(), role);
         namespaces.add(ns);
-        hosts.put(role, new Host(role, ns, address, NetnsThread.start(ns.name())));
+        hosts.put(role, new Host(role, ns, address, NetnsThread.start(ns)));
     }
 
     private void create() throws IOException {
@@ -282,7 +285,7 @@ public final class Topology implements AutoCloseable {
     private static String prefixLength(String cidr) { return cidr.substring(cidr.indexOf('/') + 1); }
 
     private void batch(Host host, List<String> commands) throws IOException {
-        KernelNamespace.Result r = host.ns().exec(COMMAND_TIMEOUT, String.join("\n", commands) + "\n", ip, "-batch", "-");
+        Commands.Result r = host.netns().exec(COMMAND_TIMEOUT, String.join("\n", commands) + "\n", ip, "-batch", "-");
         if (!r.ok()) throw new IOException(host.role() + ": ip -batch failed: " + r.stderr().strip());
     }
 
@@ -301,8 +304,9 @@ public final class Topology implements AutoCloseable {
         release();
         IOException first = null;
         for (int i = namespaces.size() - 1; i >= 0; i--) {
+            NetworkNamespace ns = namespaces.remove(i); // a second close must not delete it again
             try {
-                namespaces.get(i).close();
+                OwnNamespaces.delete(ns);
             } catch (IOException e) {
                 if (first == null) first = e;
             }

@@ -64,7 +64,7 @@ class CleanupCommandKernelTest {
     void whileADaemonRunsHereItRefusesUnlessForced() throws Exception {
         CliRun rendered = CliRun.of("render", "--manifests", "../examples", "--hostname-override", "k8s-node-1");
         ns.load(rendered.out());
-        try (io.nftproxy.netlink.lock.NetnsLock daemon = io.nftproxy.netlink.lock.NetnsLock.acquire(ns.name())) {
+        try (io.nftproxy.netlink.lock.NetnsLock daemon = io.nftproxy.netlink.lock.NetnsLock.acquire(ns.handle())) {
             CliRun r = CliRun.of("cleanup", "--netns", ns.name());
             assertEquals(ExitCodes.DAEMON_RUNNING, r.exit(), r::err);
             assertTrue(r.err().contains("not deleting: a daemon writes the tables of this network namespace (pid "

@@ -66,14 +66,14 @@ class ColdStartPartsKernelTest {
     void aLargeColdStartIsCommittedInPartsAndEndsInTheUnsplitTable() throws Exception {
         TableContent want = table();
         TableContent split;
-        try (KernelNamespace ns = KernelNamespace.create("csp"); NftClient client = LibNftablesClient.inNamespace(ns.name())) {
+        try (KernelNamespace ns = KernelNamespace.create("csp"); NftClient client = LibNftablesClient.inNamespace(ns.handle())) {
             SyncResult r = new KernelTable(V4, client, BUDGET).converge(want, T0);
             assertTrue(r.success(), r::toString);
             assertTrue(r.parts() >= 5, () -> "expected several transactions, got " + r);
             split = client.readTable(V4);
         }
         TableContent whole;
-        try (KernelNamespace ns = KernelNamespace.create("csw"); NftClient client = LibNftablesClient.inNamespace(ns.name())) {
+        try (KernelNamespace ns = KernelNamespace.create("csw"); NftClient client = LibNftablesClient.inNamespace(ns.handle())) {
             SyncResult r = new KernelTable(V4, client, Integer.MAX_VALUE).converge(want, T0);
             assertTrue(r.success(), r::toString);
             assertEquals(1, r.parts(), r::toString);
@@ -86,7 +86,7 @@ class ColdStartPartsKernelTest {
     @Test
     void aPartTheKernelRefusesLeavesTheEarlierOnesAndTheNextConvergeCompletesTheTable() throws Exception {
         TableContent want = table();
-        try (KernelNamespace ns = KernelNamespace.create("csf"); LibNftablesClient real = LibNftablesClient.inNamespace(ns.name())) {
+        try (KernelNamespace ns = KernelNamespace.create("csf"); LibNftablesClient real = LibNftablesClient.inNamespace(ns.handle())) {
             RefusingPart refusing = new RefusingPart(real, 4);
             KernelTable k = new KernelTable(V4, refusing, BUDGET);
             SyncResult failed = k.converge(want, T0);

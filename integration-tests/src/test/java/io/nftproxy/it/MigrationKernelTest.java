@@ -193,7 +193,7 @@ class MigrationKernelTest {
         List<EchoServer> servers = new ArrayList<>();
         try (Topology topology = Topology.build(TestNetworks.plan("mig"))) {
             for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
-            KernelNamespace node = topology.node().ns();
+            KernelNamespace node = KernelNamespace.borrow(topology.node().netns());
             node.execCheckedWithInput(kubeProxyIptablesRules(), "iptables-nft-restore", "--noflush");
             Run run = new Run(topology, node, dir);
             Probe probe = Probe.from(topology.podClient());
@@ -256,7 +256,7 @@ class MigrationKernelTest {
         List<EchoServer> servers = new ArrayList<>();
         try (Topology topology = Topology.build(TestNetworks.plan("mgx"))) {
             for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
-            KernelNamespace node = topology.node().ns();
+            KernelNamespace node = KernelNamespace.borrow(topology.node().netns());
             Run run = new Run(topology, node, dir);
             Probe probe = Probe.from(topology.podClient());
             List<String> answered = new ArrayList<>();

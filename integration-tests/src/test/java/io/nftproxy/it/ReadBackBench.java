@@ -48,9 +48,9 @@ class ReadBackBench {
         TableContent desired = new Renderer(TableLayout.DEFAULT).render(new ClusterSnapshot(svcs, slices, List.of(), List.of()), TestClusters.node())
                 .table(IpFamily.IPV4);
         try (KernelNamespace ns = KernelNamespace.create("readback");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
             assertTrue(new KernelTable(IpFamily.IPV4, client).converge(desired, Instant.now()).success());
-            try (LibNftablesClient fresh = LibNftablesClient.inNamespace(ns.name())) {
+            try (LibNftablesClient fresh = LibNftablesClient.inNamespace(ns.handle())) {
                 long p0 = System.nanoTime();
                 fresh.capabilities();
                 System.out.printf("readback %,d services: capabilities probe of a fresh client with the table in place %.0f ms%n",

@@ -55,7 +55,7 @@ class SyncBench {
         TableContent desired = render(new ClusterSnapshot(svcs, slices, List.of(), List.of()));
         double renderMs = ms(t0);
         try (KernelNamespace ns = KernelNamespace.create("bench");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
             client.capabilities();
             Instant now = Instant.parse("2025-01-01T00:00:00Z");
             SyncResult cold = new KernelTable(IpFamily.IPV4, client).converge(desired, now);

@@ -84,7 +84,7 @@ class SyncKernelTest {
         long start = System.nanoTime();
         int full = 0, partial = 0, commands = 0, staleDeleted = 0;
         try (KernelNamespace ns = KernelNamespace.create("walk");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
             KernelTable s = new KernelTable(V4, client);
             Instant now = T0;
             String what = "start";
@@ -122,11 +122,11 @@ class SyncKernelTest {
     void aRestartedSyncerAdoptsTheTableWithoutRewritingIt() throws Exception {
         TableContent want = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
-            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 assertTrue(new KernelTable(V4, client).converge(want, T0).success());
             }
             String before = ns.listTable(V4);
-            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 String wouldSend = Differ.diff(client.readTable(V4), want).transaction().script(Capabilities.baseline());
                 SyncResult r = new KernelTable(V4, client).converge(want, T0.plusSeconds(5));
                 assertTrue(r.success() && r.full(), r::toString);
@@ -142,11 +142,11 @@ class SyncKernelTest {
         TableContent before = render(base().snapshot());
         TableContent after = render(withDb().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("adopt")) {
-            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 assertTrue(new KernelTable(V4, client).converge(before, T0).success());
             }
             Map<String, Object> handlesBefore = chainAndRuleHandles(ns.listTable(V4));
-            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+            try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 KernelTable restarted = new KernelTable(V4, client);
                 SyncResult r = restarted.converge(after, T0.plusSeconds(5));
                 assertTrue(r.success() && r.full(), r::toString);
@@ -185,7 +185,7 @@ class SyncKernelTest {
     void aForeignRuleMakesTheFullSyncReplaceTheTable() throws Exception {
         TableContent want = render(base().snapshot());
         try (KernelNamespace ns = KernelNamespace.create("foreign");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
             assertTrue(new KernelTable(V4, client).converge(want, T0).success());
             ns.nftOut("add", "rule", "ip", "kube-proxy", "services", "meta", "mark", "7", "accept");
             assertThrows(io.nftproxy.nft.UnrecognisedRuleException.class, () -> client.readTable(V4));
@@ -210,7 +210,7 @@ class SyncKernelTest {
         tampers.put("element removed", new Transaction(V4).delete(element).script(Capabilities.baseline()));
         tampers.put("ruleset flushed", "flush ruleset\n");
         try (KernelNamespace ns = KernelNamespace.create("tamper");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
             KernelTable s = new KernelTable(V4, client);
             Instant now = T0;
             for (Map.Entry<String, String> t : tampers.entrySet()) {

@@ -31,6 +31,8 @@ public final class KernelNamespace implements AutoCloseable {
 
     private final NetworkNamespace handle;
     private final String name;
+    /** False for a namespace someone else made ({@link #borrow}): close() then leaves it. */
+    private final boolean owned;
     private final String ip;
     private final String nft;
     private boolean closed;
@@ -42,8 +44,9 @@ public final class KernelNamespace implements AutoCloseable {
         static Result of(Commands.Result r) { return new Result(r.exitCode(), r.stdout(), r.stderr()); }
     }
 
-    private KernelNamespace(NetworkNamespace handle, String ip, String nft) {
+    private KernelNamespace(NetworkNamespace handle, String ip, String nft, boolean owned) {
         this.handle = handle;
+        this.owned = owned;
         this.name = handle.name().orElseThrow();
         this.ip = ip;
         this.nft = nft;
@@ -69,7 +72,12 @@ public final class KernelNamespace implements AutoCloseable {
      */
     public static KernelNamespace create(String tag, String suffix) throws IOException {
         NetworkNamespace handle = OwnNamespaces.create(tag, suffix);
-        return new KernelNamespace(handle, executable("ip").get(), executable("nft").get());
+        return new KernelNamespace(handle, executable("ip").get(), executable("nft").get(), true);
+    }
+
+    /** This class's commands in {@code netns}, a named namespace someone else made and deletes (the demo's node). */
+    public static KernelNamespace borrow(NetworkNamespace netns) {
+        return new KernelNamespace(netns, executable("ip").orElseThrow(), executable("nft").orElseThrow(), false);
     }
 
     /** {@code nftp-<tag>-<pid>-}: what every namespace this process creates with {@code tag} starts with. */
@@ -139,11 +147,11 @@ public final class KernelNamespace implements AutoCloseable {
         return r.stdout();
     }
 
-    /** Deletes the namespace. Idempotent. */
+    /** Deletes the namespace (unless {@linkplain #borrow borrowed}). Idempotent. */
     @Override public void close() throws IOException {
         if (closed) return;
         closed = true;
-        OwnNamespaces.delete(handle);
+        if (owned) OwnNamespaces.delete(handle);
     }
 
     @Override public String toString() { return name; }

@@ -22,7 +22,7 @@ class NetnsThreadTest {
     void tasksRunInTheNamespaceWhileTheCallerStaysInTheHost() throws Exception {
         KernelTests.assumeAvailable();
         String host = currentNetns();
-        try (KernelNamespace ns = KernelNamespace.create("nl"); NetnsThread t = NetnsThread.start(ns.name())) {
+        try (KernelNamespace ns = KernelNamespace.create("nl"); NetnsThread t = NetnsThread.start(ns.handle())) {
             String inside = t.call(NetnsThreadTest::currentNetns);
             assertNotEquals(host, inside);
             assertEquals(inside, t.call(NetnsThreadTest::currentNetns), "the same thread, the same namespace");
@@ -58,14 +58,14 @@ class NetnsThreadTest {
 
     @Test
     void aMissingNamespaceFailsToStartAndSaysWhy() {
-        IOException e = assertThrows(IOException.class, () -> NetnsThread.start("nftp-nl-does-not-exist-" + ProcessHandle.current().pid()));
+        IOException e = assertThrows(IOException.class, () -> NetnsThread.start(NetworkNamespace.named("nftp-nl-does-not-exist-" + ProcessHandle.current().pid())));
         assertTrue(e.getMessage().contains("No such file or directory"), e.getMessage());
     }
 
     @Test
     void namesThatCouldEscapeRunNetnsAreRefused() {
-        assertThrows(IllegalArgumentException.class, () -> NetnsThread.start("../../proc/1/ns/net"));
-        assertThrows(IllegalArgumentException.class, () -> NetnsThread.start(".."));
+        assertThrows(IllegalArgumentException.class, () -> NetworkNamespace.named("../../proc/1/ns/net"));
+        assertThrows(IllegalArgumentException.class, () -> NetworkNamespace.named(".."));
     }
 
     @Test

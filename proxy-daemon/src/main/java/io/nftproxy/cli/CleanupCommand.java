@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
@@ -65,8 +66,8 @@ public final class CleanupCommand implements Callable<Integer> {
     boolean force;
 
     /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it. */
-    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
-    String netns;
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME", converter = NetnsOption.class)
+    NetworkNamespace netns = NetworkNamespace.host();
 
     private final RunCommand.ClientFactory clients;
 

@@ -5,7 +5,7 @@ import io.nftproxy.netlink.LibC;
 import io.nftproxy.conntrack.ConntrackLister;
 import io.nftproxy.conntrack.FlowEntry;
 import io.nftproxy.conntrack.ServiceFlow;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ServicePortName;
@@ -55,8 +55,8 @@ public final class ConntrackCommand implements Callable<Integer> {
     String service;
 
     /** For tests and tools: read the conntrack table of {@code /run/netns/NAME} from a thread that joined it. */
-    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
-    String netns;
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME", converter = NetnsOption.class)
+    NetworkNamespace netns = NetworkNamespace.host();
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::list); }
 
@@ -72,13 +72,13 @@ public final class ConntrackCommand implements Callable<Integer> {
         Callable<List<ServiceFlow>> read = () -> new ConntrackLister().list(r.state(IpFamily.IPV4), r.state(IpFamily.IPV6));
         List<ServiceFlow> flows;
         try {
-            flows = netns == null ? read.call() : NetnsThread.callIn(netns, read);
+            flows = netns.call(read);
         } catch (Exception e) {
             if (e instanceof NetlinkException ne && (ne.errno() == LibC.EPERM)) {
                 err.println("nftproxy: cannot read the conntrack table: permission denied (needs CAP_NET_ADMIN): " + e.getMessage());
                 return ExitCodes.PERMISSION_DENIED;
             }
-            err.println("nftproxy: cannot read the conntrack table" + (netns == null ? "" : " of netns " + netns) + ": " + e.getMessage());
+            err.println("nftproxy: cannot read the conntrack table" + netns.name().map(n -> " of netns " + n).orElse("") + ": " + e.getMessage());
             return ExitCodes.SYNC_FAILED;
         }
         int shown = 0;

@@ -185,7 +185,7 @@ final class DaemonLauncher {
         }
         LOG.info("{}", sel.reason());
         NftClient client = sel.client();
-        NodeNetwork network = cmd.netns == null ? NodeNetwork.host() : NodeNetwork.namespace(cmd.netns);
+        NodeNetwork network = NodeNetwork.namespace(cmd.netns);
         ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, network, config.manifests() != null),
                 client, own, notify, Clock.systemUTC());
         return new Wired(daemon, client.describe());

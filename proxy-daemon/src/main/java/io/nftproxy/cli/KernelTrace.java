@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
@@ -34,7 +35,7 @@ final class KernelTrace {
 
     private KernelTrace() {}
 
-    static int run(NftClients.Mode mode, String netns, TableContent implied, NodeContext node, Packet packet,
+    static int run(NftClients.Mode mode, NetworkNamespace netns, TableContent implied, NodeContext node, Packet packet,
                    OriginChoice origin, PrintWriter out, PrintWriter err) {
         IpFamily family = packet.dst().family();
         String tableName = "table " + family.nftFamily() + " " + TableContent.TABLE_NAME;

@@ -1,6 +1,7 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.lock.NetnsLock;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
@@ -30,11 +31,11 @@ final class NodeCheck {
     private static final java.time.Duration FIRST_CONTACT = java.time.Duration.ofSeconds(5);
 
     private final RunCommand cmd;
-    private final Function<String, ConntrackSysctls.Access> sysctls;
-    private final Function<String, OtherModeLeftovers.Outcome> leftovers;
+    private final Function<NetworkNamespace, ConntrackSysctls.Access> sysctls;
+    private final Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftovers;
     private int exit = ExitCodes.OK;
 
-    NodeCheck(RunCommand cmd, Function<String, ConntrackSysctls.Access> sysctls, Function<String, OtherModeLeftovers.Outcome> leftovers) {
+    NodeCheck(RunCommand cmd, Function<NetworkNamespace, ConntrackSysctls.Access> sysctls, Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftovers) {
         this.cmd = cmd;
         this.sysctls = sysctls;
         this.leftovers = leftovers;

@@ -2,6 +2,7 @@ package io.nftproxy.cli;
 
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
 import io.nftproxy.node.ConntrackSysctls;
@@ -81,7 +82,7 @@ public final class RunCommand implements Callable<Integer> {
      */
     @FunctionalInterface
     public interface ClientFactory {
-        NftClients.Selection open(NftClients.Mode mode, String netns, LongConsumer childStarted) throws IOException;
+        NftClients.Selection open(NftClients.Mode mode, NetworkNamespace netns, LongConsumer childStarted) throws IOException;
     }
 
     static final ClientFactory KERNEL = NftClients::createInNamespace;
@@ -163,26 +164,27 @@ public final class RunCommand implements Callable<Integer> {
     String loggingFormat;
 
     /** For tests and tools: act on {@code /run/netns/NAME} from a thread that joined it; the JVM stays put. */
-    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
-    String netns;
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME", converter = NetnsOption.class)
+    NetworkNamespace netns = NetworkNamespace.host();
 
     final ClientFactory clients;
-    /** Where the conntrack sysctls are read and written ({@code netns} null: this namespace); a seam for tests. */
-    private final Function<String, ConntrackSysctls.Access> sysctls;
-    /** Removes kube-proxy's other modes' leftovers in {@code netns} (null: this namespace); a seam for tests. */
-    private final Function<String, OtherModeLeftovers.Outcome> leftovers;
+    /** Where the conntrack sysctls of {@code netns} are read and written; a seam for tests. */
+    private final Function<NetworkNamespace, ConntrackSysctls.Access> sysctls;
+    /** Removes kube-proxy's other modes' leftovers in {@code netns}; a seam for tests. */
+    private final Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftovers;
     /** Finds them without removing them ({@code --dry-run}); a seam for tests. */
-    private final Function<String, OtherModeLeftovers.Outcome> leftoversFound;
+    private final Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftoversFound;
 
     public RunCommand() { this(KERNEL, ConntrackSysctls::kernel, netns -> new OtherModeLeftovers(netns).remove()); }
 
-    RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
-               Function<String, OtherModeLeftovers.Outcome> leftovers) {
+    RunCommand(ClientFactory clients, Function<NetworkNamespace, ConntrackSysctls.Access> sysctls,
+               Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftovers) {
         this(clients, sysctls, leftovers, netns -> new OtherModeLeftovers(netns).find());
     }
 
-    RunCommand(ClientFactory clients, Function<String, ConntrackSysctls.Access> sysctls,
-               Function<String, OtherModeLeftovers.Outcome> leftovers, Function<String, OtherModeLeftovers.Outcome> leftoversFound) {
+    RunCommand(ClientFactory clients, Function<NetworkNamespace, ConntrackSysctls.Access> sysctls,
+               Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftovers,
+               Function<NetworkNamespace, OtherModeLeftovers.Outcome> leftoversFound) {
         this.clients = clients;
         this.sysctls = sysctls;
         this.leftovers = leftovers;
@@ -282,10 +284,10 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * Opens nft in {@code netns} (null: this namespace); when that fails, says why on {@code err} in one line and
+     * Opens nft in {@code netns}; when that fails, says why on {@code err} in one line and
      * returns null, and the caller exits with {@link ExitCodes#NFT_UNAVAILABLE}.
      */
-    static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, String netns, PrintWriter err) {
+    static NftClients.Selection openOrExplain(ClientFactory clients, NftClients.Mode mode, NetworkNamespace netns, PrintWriter err) {
         try {
             return clients.open(mode, netns, pid -> { });
         } catch (IOException | RuntimeException e) {
@@ -295,9 +297,9 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Why nft could not be opened in {@code netns}, in one line. */
-    static String cannotOpen(Exception e, String netns) {
+    static String cannotOpen(Exception e, NetworkNamespace netns) {
         return e instanceof NftException ? "nftproxy: nft unavailable: " + e.getMessage()
-                : "nftproxy: cannot open nft" + (netns == null ? "" : " in netns " + netns) + ": " + e.getMessage();
+                : "nftproxy: cannot open nft" + netns.name().map(n -> " in netns " + n).orElse("") + ": " + e.getMessage();
     }
 
     /** Why the first call to nft ({@code client}) failed, in one line: permission denied, or nft unavailable. */

@@ -2,6 +2,7 @@ package io.nftproxy.cli;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.render.Renderer;
@@ -151,8 +152,8 @@ public final class TraceCommand implements Callable<Integer> {
     NftClients.Mode nftMode;
 
     /** For tests and tools: read the table of {@code /run/netns/NAME} from a thread that joined it. */
-    @Option(names = "--netns", hidden = true, paramLabel = "NAME")
-    String netns;
+    @Option(names = "--netns", hidden = true, paramLabel = "NAME", converter = NetnsOption.class)
+    NetworkNamespace netns = NetworkNamespace.host();
 
     @Override public Integer call() { return FlushedOutput.run(spec, this::trace); }
 

@@ -2,7 +2,7 @@ package io.nftproxy.daemon;
 
 import io.nftproxy.conntrack.CleanupReport;
 import io.nftproxy.conntrack.ConntrackCleaner;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.lock.NetnsLock;
 import io.nftproxy.netlink.monitor.NftablesMonitor;
 import io.nftproxy.netlink.monitor.OwnProcesses;
@@ -14,7 +14,6 @@ import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.proxy.ProxyState;
 
-import java.io.IOException;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Callable;
@@ -51,54 +50,46 @@ public interface NodeNetwork extends AutoCloseable {
     @Override default void close() {}
 
     /** The network namespace this process runs in. */
-    static NodeNetwork host() { return new Namespace(null); }
+    static NodeNetwork host() { return namespace(NetworkNamespace.host()); }
 
-    /** {@code /run/netns/NAME}, reached from threads that join it; the process itself stays where it is. */
-    static NodeNetwork namespace(String name) { return new Namespace(Objects.requireNonNull(name)); }
+    /** {@code netns}; a named one is reached from threads that join it, the process itself stays where it is. */
+    static NodeNetwork namespace(NetworkNamespace netns) { return new Namespace(Objects.requireNonNull(netns)); }
 
-    /** A network namespace: this process's own ({@code name == null}) or a named one. */
+    /** A network namespace: this process's own or a named one. */
     final class Namespace implements NodeNetwork {
-        private final String name;
+        private final NetworkNamespace netns;
         private final ConntrackCleaner conntrack = new ConntrackCleaner();
-        /** Started on first use and kept: every sync's conntrack cleanup and address dump would otherwise start one. */
-        private NetnsThread thread;
+        /** Keeps its thread: every sync's conntrack cleanup and address dump would otherwise start one. */
+        private final NetworkNamespace.Session session;
 
-        private Namespace(String name) { this.name = name; }
+        private Namespace(NetworkNamespace netns) {
+            this.netns = netns;
+            this.session = netns.session();
+        }
 
-        @Override public AutoCloseable lock() throws Exception { return NetnsLock.acquire(name); }
+        @Override public AutoCloseable lock() throws Exception { return NetnsLock.acquire(netns); }
 
         @Override public List<IpAddress> interfaceAddresses() throws Exception {
             return call(AddressDump::dump).stream().map(InterfaceAddress::address).distinct().toList();
         }
 
         @Override public AutoCloseable monitorTables(OwnProcesses own, CommitLedger ledger, TableChangeListener listener) throws Exception {
-            NftablesMonitor.Builder b = NftablesMonitor.builder().ownPids(own).ledger(ledger);
-            if (name != null) b.netns(name);
-            return b.start(listener);
+            return NftablesMonitor.builder().netns(netns).ownPids(own).ledger(ledger).start(listener);
         }
 
         @Override public AutoCloseable monitorAddresses(Runnable onChange, Consumer<Exception> onFailure) throws Exception {
-            return AddressMonitor.start(name, onChange, onFailure);
+            return AddressMonitor.start(netns, onChange, onFailure);
         }
 
         @Override public CleanupReport cleanConntrack(ProxyState v4, ProxyState v6) throws Exception {
             return call(() -> conntrack.clean(v4, v6));
         }
 
-        @Override public <T> T call(Callable<T> task) throws Exception {
-            return name == null ? task.call() : thread().call(task);
-        }
+        /** Failures by {@link NetworkNamespace#call}'s rule. */
+        @Override public <T> T call(Callable<T> task) throws Exception { return session.call(task); }
 
-        private synchronized NetnsThread thread() throws IOException {
-            if (thread == null) thread = NetnsThread.start(name);
-            return thread;
-        }
+        @Override public void close() { session.close(); }
 
-        @Override public synchronized void close() {
-            if (thread != null) thread.close();
-            thread = null;
-        }
-
-        @Override public String describe() { return name == null ? "this network namespace" : "network namespace " + name; }
+        @Override public String describe() { return netns.describe(); }
     }
 }

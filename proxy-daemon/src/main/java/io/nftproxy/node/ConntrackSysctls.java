@@ -1,6 +1,7 @@
 package io.nftproxy.node;
 
 import io.nftproxy.config.ConntrackSettings;
+import io.nftproxy.netlink.NetworkNamespace;
 
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
@@ -63,21 +64,21 @@ public final class ConntrackSysctls {
     }
 
     /**
-     * The kernel's files as seen from {@code /run/netns/NAME}, every access on a thread that joined it (null: the
-     * calling thread's network namespace).
+     * The kernel's files as seen from {@code netns}, every access on a thread in it; failures by
+     * {@link NetworkNamespace#call}'s rule (a file that is not a number: an IOException with the parse error).
      */
-    public static Access kernel(String netns) {
+    public static Access kernel(NetworkNamespace netns) {
         return new Access() {
             @Override public long read(String name) throws IOException {
-                return OtherModeLeftovers.inNamespace(netns, () -> Long.parseLong(readProcFile(path(name))));
+                return netns.call(() -> Long.parseLong(readProcFile(path(name))));
             }
 
             @Override public void write(String name, long value) throws IOException {
-                OtherModeLeftovers.inNamespace(netns, () -> Files.writeString(path(name), Long.toString(value)));
+                netns.call(() -> Files.writeString(path(name), Long.toString(value)));
             }
 
             @Override public boolean writable(String name) throws IOException {
-                return OtherModeLeftovers.inNamespace(netns,
+                return netns.call(
                         () -> Files.getPosixFilePermissions(path(name)).contains(PosixFilePermission.OWNER_WRITE));
             }
 

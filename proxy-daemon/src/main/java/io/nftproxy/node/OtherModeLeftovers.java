@@ -1,7 +1,7 @@
 package io.nftproxy.node;
 
-import io.nftproxy.netlink.KernelNamespace;
-import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.netlink.Commands;
+import io.nftproxy.netlink.NetworkNamespace;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -85,14 +85,14 @@ public final class OtherModeLeftovers {
         }
     }
 
-    private final String netns;
+    private final NetworkNamespace netns;
     /** Null: whether ip_vs is loaded decides; a test of the IPVS steps on a kernel without it says true. */
     private final Boolean ipvsMode;
 
-    /** In {@code /run/netns/NAME} (null: this process's network namespace). */
-    public OtherModeLeftovers(String netns) { this(netns, null); }
+    /** In {@code netns}. */
+    public OtherModeLeftovers(NetworkNamespace netns) { this(netns, null); }
 
-    OtherModeLeftovers(String netns, Boolean ipvsMode) {
+    OtherModeLeftovers(NetworkNamespace netns, Boolean ipvsMode) {
         this.netns = netns;
         this.ipvsMode = ipvsMode;
     }
@@ -124,11 +124,11 @@ public final class OtherModeLeftovers {
     private void removeIpvs(List<Backend> backends, boolean apply, List<Removed> removed, List<String> failures) {
         try {
             if (procNet("ip_vs")) {
-                KernelNamespace.Result list = run(null, ipvsadm(), "--save", "-n");
+                Commands.Result list = run(null, ipvsadm(), "--save", "-n");
                 if (!list.ok()) throw new IOException("ipvsadm --save failed: " + list.stderr().strip());
                 List<String> services = list.stdout().lines().filter(l -> l.startsWith("-A ")).map(l -> l.substring(3)).toList();
                 if (!services.isEmpty() && apply) {
-                    KernelNamespace.Result clear = run(null, ipvsadm(), "--clear");
+                    Commands.Result clear = run(null, ipvsadm(), "--clear");
                     if (!clear.ok()) throw new IOException("ipvsadm --clear failed: " + clear.stderr().strip());
                 }
                 if (!services.isEmpty()) removed.add(new Removed("ipvs", "virtual servers", services));
@@ -137,13 +137,13 @@ public final class OtherModeLeftovers {
             failures.add("IPVS virtual servers: " + e.getMessage());
         }
         try {
-            KernelNamespace.Result link = run(null, "ip", "-d", "link", "show", IPVS_LINK);
+            Commands.Result link = run(null, "ip", "-d", "link", "show", IPVS_LINK);
             if (link.ok()) {
                 if (!link.stdout().contains("\n    dummy ")) {
                     throw new IOException(IPVS_LINK + " is not a dummy link; left alone");
                 }
                 if (apply) {
-                    KernelNamespace.Result del = run(null, "ip", "link", "del", IPVS_LINK);
+                    Commands.Result del = run(null, "ip", "link", "del", IPVS_LINK);
                     if (!del.ok()) throw new IOException("ip link del " + IPVS_LINK + ": " + del.stderr().strip());
                 }
                 removed.add(new Removed("ip", "link", List.of(IPVS_LINK)));
@@ -153,12 +153,12 @@ public final class OtherModeLeftovers {
         }
         removeChains(backends, true, apply, removed, failures);
         // After the chains: the kernel refuses to destroy a set a rule still matches on.
-        Optional<String> ipset = KernelNamespace.executable("ipset");
+        Optional<String> ipset = Commands.executable("ipset");
         if (ipset.isEmpty()) return;
         List<String> destroyed = new ArrayList<>();
         if (!apply) {
             try {
-                KernelNamespace.Result names = run(null, ipset.get(), "list", "-n");
+                Commands.Result names = run(null, ipset.get(), "list", "-n");
                 if (!names.ok()) throw new IOException("ipset list -n failed: " + names.stderr().strip());
                 Set<String> present = Set.copyOf(names.stdout().lines().map(String::strip).toList());
                 for (String set : IPVS_SETS) if (present.contains(set)) destroyed.add(set);
@@ -170,7 +170,7 @@ public final class OtherModeLeftovers {
         }
         for (String set : IPVS_SETS) {
             try {
-                KernelNamespace.Result r = run(null, ipset.get(), "destroy", set);
+                Commands.Result r = run(null, ipset.get(), "destroy", set);
                 if (r.ok()) destroyed.add(set);
                 else if (!r.stderr().contains("does not exist")) throw new IOException(r.stderr().strip());
             } catch (IOException e) {
@@ -207,19 +207,19 @@ public final class OtherModeLeftovers {
     }
 
     private static String ipvsadm() throws IOException {
-        return KernelNamespace.executable("ipvsadm").orElseThrow(() -> new IOException("ipvsadm is not installed"));
+        return Commands.executable("ipvsadm").orElseThrow(() -> new IOException("ipvsadm is not installed"));
     }
 
     private Optional<Removed> removeFrom(Backend b, String table, List<String> chains, List<String> prefixes, boolean apply)
             throws IOException {
         if (b.legacy() && !legacyTablePresent(b.ipv6(), table)) return Optional.empty();
-        KernelNamespace.Result saved = run(null, b.save(), "-t", table);
+        Commands.Result saved = run(null, b.save(), "-t", table);
         // A family or table this iptables cannot read (no kernel support) has nothing of kube-proxy's in it either.
         if (!saved.ok()) return Optional.empty();
         Optional<String> restore = restoreInput(table, saved.stdout(), chains, prefixes);
         if (restore.isEmpty()) return Optional.empty();
         if (!apply) return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));
-        KernelNamespace.Result r = run(restore.get(), b.restore(), "--noflush");
+        Commands.Result r = run(restore.get(), b.restore(), "--noflush");
         if (!r.ok()) throw new IOException(b.restore() + " failed (exit " + r.exitCode() + "): " + r.stderr().strip());
         return Optional.of(new Removed(b.name(), table, chainsOf(restore.get())));
     }
@@ -274,31 +274,16 @@ public final class OtherModeLeftovers {
     /** Whether the legacy kernel table exists: only the kernel's list is read, so no table is created by looking. */
     private boolean legacyTablePresent(boolean ipv6, String table) throws IOException {
         Path names = Path.of("/proc/thread-self/net", ipv6 ? "ip6_tables_names" : "ip_tables_names");
-        return inNamespace(netns, () -> Files.exists(names) && Files.readAllLines(names).contains(table));
+        return netns.call(() -> Files.exists(names) && Files.readAllLines(names).contains(table));
     }
 
     /** Whether {@code /proc/net/NAME} exists in the namespace. */
     private boolean procNet(String name) throws IOException {
-        return inNamespace(netns, () -> Files.exists(Path.of("/proc/thread-self/net", name)));
+        return netns.call(() -> Files.exists(Path.of("/proc/thread-self/net", name)));
     }
 
-    /** {@code task} in {@code /run/netns/NETNS} (null: on this thread), any failure (unchecked too) as an IOException. */
-    static <T> T inNamespace(String netns, java.util.concurrent.Callable<T> task) throws IOException {
-        try {
-            return netns == null ? task.call() : NetnsThread.callIn(netns, task);
-        } catch (IOException e) {
-            throw e;
-        } catch (Exception e) {
-            // An interrupted wait has no message: name the exception rather than print "null".
-            throw new IOException(e.getMessage() == null ? e.toString() : e.getMessage(), e);
-        }
-    }
-
-    private KernelNamespace.Result run(String stdin, String... argv) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        if (netns != null) cmd.addAll(List.of("ip", "netns", "exec", netns));
-        cmd.addAll(List.of(argv));
-        return KernelNamespace.run(TIMEOUT, stdin, cmd.toArray(String[]::new));
+    private Commands.Result run(String stdin, String... argv) throws IOException {
+        return netns.exec(TIMEOUT, stdin, argv);
     }
 
     /**
@@ -319,7 +304,7 @@ public final class OtherModeLeftovers {
 
     /** {@code name}, when both its {@code -save} and its {@code -restore} are installed. */
     private static Optional<Backend> installed(String name, boolean legacy, boolean ipv6) {
-        return KernelNamespace.executable(name + "-save").flatMap(save -> KernelNamespace.executable(name + "-restore")
+        return Commands.executable(name + "-save").flatMap(save -> Commands.executable(name + "-restore")
                 .map(restore -> new Backend(name, save, restore, legacy, ipv6)));
     }
 }

@@ -23,7 +23,7 @@ class NodeNetworkKernelTest {
         KernelTests.assumeAvailable();
         try (KernelNamespace ns = KernelNamespace.create("nodenet")) {
             String inside = ns.execChecked("readlink", "/proc/self/ns/net").strip();
-            try (NodeNetwork network = NodeNetwork.namespace(ns.name())) {
+            try (NodeNetwork network = NodeNetwork.namespace(ns.handle())) {
                 Thread first = network.call(Thread::currentThread);
                 assertEquals(inside, network.call(NodeNetworkKernelTest::threadNetns));
                 assertSame(first, network.call(Thread::currentThread), "the thread is kept, not started per call");

@@ -64,7 +64,7 @@ class OtherModeLeftoversIpvsKernelTest {
             boolean ipvsHere = ns.exec(java.time.Duration.ofSeconds(10), null, "test", "-e", "/proc/net/ip_vs").ok();
             if (!ipvsHere) {
                 // The iptables mode's names (KUBE-SERVICES, KUBE-FORWARD, ...) go; what only the IPVS mode makes stays.
-                OtherModeLeftovers.Outcome ungated = new OtherModeLeftovers(ns.name()).remove();
+                OtherModeLeftovers.Outcome ungated = new OtherModeLeftovers(ns.handle()).remove();
                 assertEquals(List.of(), ungated.failures());
                 assertEquals("5 removed: iptables-nft nat: KUBE-SERVICES KUBE-POSTROUTING KUBE-MARK-MASQ; "
                         + "iptables-nft filter: KUBE-FORWARD KUBE-PROXY-FIREWALL", ungated.summary());
@@ -78,12 +78,12 @@ class OtherModeLeftoversIpvsKernelTest {
             String natBefore = ns.execChecked("iptables-nft-save", "-t", "nat").replaceAll("(?m)^#.*\n", "");
             String filterBefore = ns.execChecked("iptables-nft-save", "-t", "filter").replaceAll("(?m)^#.*\n", "");
             String setsBefore = ns.execChecked("ipset", "list", "-n");
-            OtherModeLeftovers.Outcome found = new OtherModeLeftovers(ns.name(), true).find();
+            OtherModeLeftovers.Outcome found = new OtherModeLeftovers(ns.handle(), true).find();
             assertEquals(natBefore, ns.execChecked("iptables-nft-save", "-t", "nat").replaceAll("(?m)^#.*\n", ""));
             assertEquals(filterBefore, ns.execChecked("iptables-nft-save", "-t", "filter").replaceAll("(?m)^#.*\n", ""));
             assertEquals(setsBefore, ns.execChecked("ipset", "list", "-n"));
 
-            OtherModeLeftovers.Outcome o = new OtherModeLeftovers(ns.name(), true).remove();
+            OtherModeLeftovers.Outcome o = new OtherModeLeftovers(ns.handle(), true).remove();
             assertEquals(o.summary(), found.summary(), "find() lists what remove() removes");
             assertEquals(List.of(), o.failures().stream().filter(f -> !f.startsWith("IPVS virtual servers")).toList(), o.summary());
             String nat = ns.execChecked("iptables-nft-save", "-t", "nat");

@@ -55,8 +55,8 @@ class TableVerificationKernelTest {
                 .filter(n -> n.startsWith("service-") && n.contains("/tcp/")).sorted().toList();
         assertEquals(layout.flat() ? 0 : 3, serviceChains.size(), serviceChains.toString());
         try (KernelNamespace ns = KernelNamespace.create("ver");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name());
-             RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle());
+             RulesetGeneration gen = RulesetGeneration.openIn(ns.handle())) {
             GenerationTracker tracker = new GenerationTracker(client, gen::current, new CommitLedger());
             ProxySync sync = new ProxySync(tracker, renderer, PERIOD, Map.of());
             Instant[] now = {T0};

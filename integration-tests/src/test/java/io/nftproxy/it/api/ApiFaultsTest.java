@@ -375,8 +375,7 @@ class ApiFaultsTest {
      * listening on the node namespace's loopback; {@code --healthz-bind-address 127.0.0.1:10256} there.
      */
     private String[] childArgs(String layout) throws Exception {
-        ServerSocket listener = io.nftproxy.netlink.NetnsThread.callIn(node.name(),
-                () -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        ServerSocket listener = io.nftproxy.netlink.node.handle().call(                () -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
         ApiRelay pass = new ApiRelay(api.url(), listener);
         cleanup.add(pass);
         Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
@@ -531,8 +530,8 @@ class ApiFaultsTest {
         b.tableLayout = layout;
         config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient nft = wrap.apply(NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client());
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false),
+        NftClient nft = wrap.apply(NftClients.createInNamespace(NftClients.Mode.AUTO, node.handle(), own::registerChild).client());
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.handle()), false),
                 nft, own, new SdNotify(Map.of()), clock);
         daemon.start(store -> {
             source = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE, KubernetesSource.DEFAULT_NODE_WAIT);

@@ -47,7 +47,7 @@ class ApiUnusableAtStartTest {
     @Test
     void aClosedPortIsRetriedAndNamedConnectionRefusedAndAnExistingTableStays() throws Exception {
         LoopbackCertificates ca = LoopbackCertificates.generate(dir.resolve("ca"));
-        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.name())) {
+        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.handle())) {
             // A table from an earlier run: an outage at start must leave it exactly as it is.
             ns.load("table ip kube-proxy {\n  set earlier { type ipv4_addr; elements = { 192.0.2.1 } }\n}\n");
             String before = ns.nftOut("list", "ruleset");
@@ -61,7 +61,7 @@ class ApiUnusableAtStartTest {
     @Test
     void aNameThatDoesNotResolveIsNamedAsADnsFailure() throws Exception {
         LoopbackCertificates ca = LoopbackCertificates.generate(dir.resolve("ca"));
-        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.name())) {
+        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.handle())) {
             String url = "https://nftp-api-server.invalid:6443";
             ridesItOut(ns, in, kubeconfig(url, ca.caCert()), url, "DNS failure: the server's host name does not resolve");
             assertEquals("", ns.nftOut("list", "ruleset").strip(), "nothing written");
@@ -72,7 +72,7 @@ class ApiUnusableAtStartTest {
     void aServerOfAnotherCaIsNamedAsUntrusted() throws Exception {
         LoopbackCertificates serving = LoopbackCertificates.generate(dir.resolve("serving"));
         LoopbackCertificates other = LoopbackCertificates.generate(dir.resolve("other"));
-        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.name())) {
+        try (KernelNamespace ns = node(); NetnsThread in = NetnsThread.start(ns.handle())) {
             int port = in.call(ApiUnusableAtStartTest::freeLoopbackPort);
             Process tls = new ProcessBuilder("ip", "netns", "exec", ns.name(), "openssl", "s_server", "-quiet",
                     "-accept", "127.0.0.1:" + port, "-cert", serving.serverCert().toString(), "-key", serving.serverKey().toString(), "-www")

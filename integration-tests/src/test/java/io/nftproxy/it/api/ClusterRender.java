@@ -33,7 +33,7 @@ final class ClusterRender {
     static ClusterRender of(Path kubeconfig, ProxyConfig config, TableLayout layout, KernelNamespace node) throws Exception {
         LoadResult load = ClusterOnce.read(ApiServer.fromKubeconfig(kubeconfig), config.hostnameOverride(), Duration.ofSeconds(60));
         List<io.nftproxy.net.IpAddress> local;
-        try (NodeNetwork net = NodeNetwork.namespace(node.name())) {
+        try (NodeNetwork net = NodeNetwork.namespace(node.handle())) {
             local = net.interfaceAddresses();
         }
         NodeResolver.Resolved r = NodeResolver.resolve(config, load.snapshot().node(config.hostnameOverride()), local);

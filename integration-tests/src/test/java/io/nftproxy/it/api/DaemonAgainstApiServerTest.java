@@ -272,8 +272,8 @@ class DaemonAgainstApiServerTest {
         b.kubeconfig = kubeconfig;
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), true), nft, own,
+        NftClient nft = NftClients.createInNamespace(NftClients.Mode.AUTO, node.handle(), own::registerChild).client();
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.handle()), true), nft, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> {
             KubernetesSource src = new KubernetesSource(ApiServer.fromKubeconfig(kubeconfig), store, LAG_PROBE,
@@ -373,7 +373,7 @@ class DaemonAgainstApiServerTest {
         run(host, "ip", "addr", "add", prefix + ".2/24", "dev", "eth0");
         run(host, "ip", "link", "set", "eth0", "up");
         run(host, "ip", "route", "add", "default", "via", prefix + ".1");
-        NetnsThread t = NetnsThread.start(host.name());
+        NetnsThread t = NetnsThread.start(host.handle());
         cleanup.add(t);
         return t;
     }

@@ -66,7 +66,7 @@ class DaemonThreadsAgainstApiServerTest {
             for (int j = 1; j <= 2; j++) healthPorts.add(localLoadBalancer(admin, j));
 
             try (KernelNamespace node = KernelNamespace.create("threads");
-                 NetnsThread inNode = NetnsThread.start(node.name())) {
+                 NetnsThread inNode = NetnsThread.start(node.handle())) {
                 node.ip("link", "set", "lo", "up");
                 node.ip("link", "add", "nftp0", "type", "veth", "peer", "name", "nftp1");
                 node.ip("addr", "add", NODE_IP + "/24", "dev", "nftp0");

@@ -77,7 +77,7 @@ class DownAtStartAgainstApiServerTest {
     void startedWhileTheApiServerIsRefusedItRunsOnAndIsCompleteWithinFiveSecondsOfItsReturn() throws Exception {
         Map<String, Set<String>> expected = dispatchTheApiServerImplies();
         assertTrue(expected.size() >= SERVICES, "the API server's Services with endpoints: " + expected.size());
-        try (KernelNamespace node = KernelNamespace.create("apidown"); NetnsThread inNode = NetnsThread.start(node.name())) {
+        try (KernelNamespace node = KernelNamespace.create("apidown"); NetnsThread inNode = NetnsThread.start(node.handle())) {
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
             int port = inNode.call(ApiUnusableAtStartTest::freeLoopbackPort);
             String url = "https://127.0.0.1:" + port;

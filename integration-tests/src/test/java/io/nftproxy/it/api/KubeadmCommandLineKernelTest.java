@@ -69,7 +69,7 @@ class KubeadmCommandLineKernelTest {
 
     private void programs(Path dir, boolean viaMaster) throws Exception {
         try (KernelNamespace node = KernelNamespace.create("kubeadm");
-             NetnsThread inNode = NetnsThread.start(node.name())) {
+             NetnsThread inNode = NetnsThread.start(node.handle())) {
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
             ServerSocket listener = inNode.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
             try (ApiRelay relay = new ApiRelay(api.url(), listener)) {

@@ -85,7 +85,7 @@ class ReleaseImageAgainstApiServerTest {
         try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
              KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig());
              KernelNamespace node = KernelNamespace.create("relapi");
-             NetnsThread inNode = NetnsThread.start(node.name())) {
+             NetnsThread inNode = NetnsThread.start(node.handle())) {
             List<String> clusterIps = populate(admin);
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
             ServerSocket listener = inNode.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
@@ -131,7 +131,7 @@ class ReleaseImageAgainstApiServerTest {
         try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
              KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig());
              KernelNamespace node = KernelNamespace.create("relds");
-             NetnsThread inNode = NetnsThread.start(node.name());
+             NetnsThread inNode = NetnsThread.start(node.handle());
              TestContainerd containerd = TestContainerd.start(tmp.resolve("ctd"), "nftp-relds-" + ProcessHandle.current().pid())) {
             List<String> clusterIps = populate(admin);
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");

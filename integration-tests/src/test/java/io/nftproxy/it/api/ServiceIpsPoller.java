@@ -26,7 +26,7 @@ final class ServiceIpsPoller implements AutoCloseable {
     private final Thread thread;
 
     private ServiceIpsPoller(KernelNamespace node) throws IOException {
-        generation = RulesetGeneration.openIn(node.name());
+        generation = RulesetGeneration.openIn(node.handle());
         thread = new Thread(() -> {
             long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
             try {

@@ -108,7 +108,7 @@ class SideBySideBench {
 
     private Result measure(ApiServerProcess api, KubernetesClient admin, String name, List<String> template, int n) throws Exception {
         try (KernelNamespace node = KernelNamespace.create("bench");
-             NetnsThread inNode = NetnsThread.start(node.name())) {
+             NetnsThread inNode = NetnsThread.start(node.handle())) {
             node.exec(Duration.ofSeconds(10), null, "ip", "link", "set", "lo", "up");
             ServerSocket listener = inNode.call(() -> new ServerSocket(0, 200, InetAddress.getLoopbackAddress()));
             try (ApiRelay relay = new ApiRelay(api.url(), listener)) {

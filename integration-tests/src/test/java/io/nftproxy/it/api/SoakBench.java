@@ -92,7 +92,7 @@ class SoakBench {
         try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
              KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig());
              KernelNamespace node = KernelNamespace.create("soak");
-             NetnsThread inNode = NetnsThread.start(node.name())) {
+             NetnsThread inNode = NetnsThread.start(node.handle())) {
             populate(api, admin, n, events);
             ip(node, "link", "set", "lo", "up");
             // The node's InternalIP on an interface of its own, as on a real node: the daemon's NodePort addresses

@@ -275,7 +275,7 @@ class StartAndRestartAgainstApiServerTest {
         b.kubeconfig = kubeconfig;
         b.tableLayout = layout;
         ProxyConfig config = b.build().validate();
-        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.name()), false), nft,
+        ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(node.handle()), false), nft,
                 OwnProcesses.thisProcess(), new SdNotify(Map.of()), Clock.systemUTC());
         KubernetesSource[] source = new KubernetesSource[1];
         daemon.start(store -> {
@@ -290,7 +290,7 @@ class StartAndRestartAgainstApiServerTest {
 
     private Counting counting() throws IOException {
         OwnProcesses own = OwnProcesses.thisProcess();
-        return new Counting(NftClients.createInNamespace(NftClients.Mode.AUTO, node.name(), own::registerChild).client());
+        return new Counting(NftClients.createInNamespace(NftClients.Mode.AUTO, node.handle(), own::registerChild).client());
     }
 
     /** The kernel client, counting what it is asked to apply. */

@@ -70,8 +70,8 @@ class DaemonKernelTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true), client, own,
+        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle(), own::registerChild).client();
+        daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.handle()), true), client, own,
                 new SdNotify(Map.of()), Clock.systemUTC());
         daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
         assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");
@@ -104,8 +104,8 @@ class DaemonKernelTest {
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
-        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()), true), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
+        NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle(), own::registerChild).client();
+        try (ProxyDaemon second = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.handle()), true), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
             io.nftproxy.netlink.lock.NetnsLock.HeldException e = org.junit.jupiter.api.Assertions.assertThrows(
                     io.nftproxy.netlink.lock.NetnsLock.HeldException.class,
                     () -> second.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50))));

@@ -69,9 +69,9 @@ class FirstSyncStatusKernelTest {
             b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
             b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
             OwnProcesses own = OwnProcesses.thisProcess();
-            NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
+            NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle(), own::registerChild).client();
             long t0 = System.nanoTime();
-            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(b.validate(), NodeNetwork.namespace(ns.name()), true),
+            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(b.validate(), NodeNetwork.namespace(ns.handle()), true),
                     client, own, new SdNotify(Map.of("NOTIFY_SOCKET", socket.toString())),
                     Clock.systemUTC())) {
                 daemon.start(store -> new ManifestDirectorySource(manifests, store, Duration.ofMillis(200)));

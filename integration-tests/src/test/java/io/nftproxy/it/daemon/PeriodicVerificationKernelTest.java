@@ -61,8 +61,8 @@ class PeriodicVerificationKernelTest {
             b.fullSyncPeriod = Duration.ofSeconds(2);
             ProxyConfig config = b.build().validate();
             OwnProcesses own = OwnProcesses.thisProcess();
-            NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name(), own::registerChild).client();
-            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.name()),
+            NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle(), own::registerChild).client();
+            try (ProxyDaemon daemon = new ProxyDaemon(new ProxyDaemon.Options(config, io.nftproxy.daemon.NodeNetwork.namespace(ns.handle()),
                     true), client, own, new SdNotify(Map.of()), Clock.systemUTC())) {
                 daemon.start(store -> new ManifestDirectorySource(dir, store, Duration.ofMillis(50)));
                 assertTrue(daemon.awaitFirstSync(Duration.ofSeconds(30)), "first sync");

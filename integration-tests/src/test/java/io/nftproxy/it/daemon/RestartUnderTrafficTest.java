@@ -8,6 +8,8 @@ import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.it.net.TestNetworks;
 import io.nftproxy.it.net.TrafficServices;
+import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.netlink.nft.NftClients;
@@ -53,10 +55,10 @@ class RestartUnderTrafficTest {
         List<EchoServer> servers = new ArrayList<>();
         try (Topology topology = Topology.build(TestNetworks.plan())) {
             for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
-            String netns = topology.node().netns();
+            NetworkNamespace netns = topology.node().netns();
             ProxyDaemon first = daemon(netns);
             assertTrue(first.awaitFirstSync(Duration.ofSeconds(30)), "first daemon synced");
-            String handlesBefore = topology.node().ns().nftOut("-a", "list", "table", "ip", "kube-proxy");
+            String handlesBefore = KernelNamespace.borrow(topology.node().netns()).nftOut("-a", "list", "table", "ip", "kube-proxy");
 
             // One UDP "flow" with a fixed source port: its conntrack entry pins it to one backend.
             DatagramChannel udp = topology.podClient().thread().call(() -> DatagramChannel.open().bind(new InetSocketAddress(0)));
@@ -87,7 +89,7 @@ class RestartUnderTrafficTest {
                 running.set(false);
                 load.join(30_000);
 
-                String handlesAfter = topology.node().ns().nftOut("-a", "list", "table", "ip", "kube-proxy");
+                String handlesAfter = KernelNamespace.borrow(topology.node().netns()).nftOut("-a", "list", "table", "ip", "kube-proxy");
                 assertEquals(handlesBefore, handlesAfter, "adoption rewrote nothing: every rule kept its handle");
                 List<Probe.Outcome> failed = during.stream().filter(o -> !o.replied()).toList();
                 System.out.printf("restart under traffic: %d connections during the restart, %d failed; UDP flow stayed on %s%n",
@@ -117,7 +119,7 @@ class RestartUnderTrafficTest {
         return new String(in.array(), 0, in.position(), StandardCharsets.UTF_8).split(" ")[0];
     }
 
-    private static ProxyDaemon daemon(String netns) throws Exception {
+    private static ProxyDaemon daemon(NetworkNamespace netns) throws Exception {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
         b.hostnameOverride = TestNetworks.NODE_NAME;
         b.clusterCidrs = List.of(IpPrefix.parse(TestNetworks.CLUSTER_CIDR), IpPrefix.parse(TestNetworks.CLUSTER_CIDR6));

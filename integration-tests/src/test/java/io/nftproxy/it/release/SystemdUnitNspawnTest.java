@@ -300,7 +300,7 @@ class SystemdUnitNspawnTest {
 
     /** One HTTP/1.0 GET from a thread inside the test's namespace (where the container's servers listen). */
     private static String http(String host, int port, String path) throws Exception {
-        try (NetnsThread t = NetnsThread.start(netns.name())) {
+        try (NetnsThread t = NetnsThread.start(netns.handle())) {
             return t.call(() -> {
                 try (Socket s = new Socket()) {
                     s.connect(new InetSocketAddress(host, port), 3_000);

@@ -52,9 +52,9 @@ class NftablesMonitorKernelTest {
     void reportsForeignTamperingWithinASecondAndIgnoresOwnAndUnrelatedChanges() throws Exception {
         assumeKernelAndLibrary();
         try (KernelNamespace ns = KernelNamespace.create("nl");
-             LibNftablesClient own = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient own = LibNftablesClient.inNamespace(ns.handle())) {
             BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
-            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name())
+            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.handle())
                     .start(c -> seen.add(new Seen(c, System.nanoTime())))) {
                 own.run(OUR_TABLES);
                 List<String> report = new ArrayList<>();
@@ -93,11 +93,11 @@ class NftablesMonitorKernelTest {
         assumeKernelAndLibrary();
         OwnProcesses ownPids = OwnProcesses.thisProcess();
         try (KernelNamespace ns = KernelNamespace.create("nl");
-             LibNftablesClient lib = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient lib = LibNftablesClient.inNamespace(ns.handle())) {
             ExecNftClient exec = new ExecNftClient(List.of("ip", "netns", "exec", ns.name(), "nft"), Duration.ofSeconds(20),
                     ownPids::registerChild);
             BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
-            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name()).ownPids(ownPids)
+            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.handle()).ownPids(ownPids)
                     .reportOwnChanges(true).start(c -> seen.add(new Seen(c, System.nanoTime())))) {
                 lib.run(OUR_TABLES);
                 TableChange libChange = next(seen).change();
@@ -132,12 +132,12 @@ class NftablesMonitorKernelTest {
     void aSocketOverrunIsReportedAsAnOverflow() throws Exception {
         assumeKernelAndLibrary();
         try (KernelNamespace ns = KernelNamespace.create("nl");
-             LibNftablesClient own = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient own = LibNftablesClient.inNamespace(ns.handle())) {
             BlockingQueue<Seen> seen = new LinkedBlockingQueue<>();
             java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
             // The kernel's smallest queue (it rounds 4 KiB up to its minimum and doubles it) and a reader held until
             // the commit is done: the overflow does not depend on how fast this machine reads.
-            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name()).receiveBufferBytesForTest(4096)
+            try (NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.handle()).receiveBufferBytesForTest(4096)
                     .holdReaderUntil(gate).start(c -> seen.add(new Seen(c, System.nanoTime())))) {
                 // One own commit of 2,000 elements while nobody reads: far more notifications than the queue holds.
                 // Our own commit, so without the overrun nothing would be reported at all.
@@ -165,9 +165,9 @@ class NftablesMonitorKernelTest {
         assumeKernelAndLibrary();
         CommitLedger ledger = new CommitLedger();
         try (KernelNamespace ns = KernelNamespace.create("nl");
-             LibNftablesClient own = LibNftablesClient.inNamespace(ns.name());
-             io.nftproxy.netlink.nft.RulesetGeneration generation = io.nftproxy.netlink.nft.RulesetGeneration.openIn(ns.name());
-             NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.name()).ledger(ledger).start(c -> { })) {
+             LibNftablesClient own = LibNftablesClient.inNamespace(ns.handle());
+             io.nftproxy.netlink.nft.RulesetGeneration generation = io.nftproxy.netlink.nft.RulesetGeneration.openIn(ns.handle());
+             NftablesMonitor monitor = NftablesMonitor.builder().netns(ns.handle()).ledger(ledger).start(c -> { })) {
             own.run(OUR_TABLES);
             long ours = generation.current();
             awaitVouched(ledger, IpFamily.IPV4, ours, ours);

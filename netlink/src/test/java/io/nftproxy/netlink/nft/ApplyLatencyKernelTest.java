@@ -30,10 +30,10 @@ class ApplyLatencyKernelTest {
     void oneElementTransactionLatency() throws Exception {
         KernelTests.assumeAvailable();
         try (KernelNamespace ns = KernelNamespace.create("nl");
-             LibNftablesClient lib = LibNftablesClient.inNamespace(ns.name())) {
+             LibNftablesClient lib = LibNftablesClient.inNamespace(ns.handle())) {
             NftSet set = new NftSet("cluster-ips", List.of("ipv4_addr"), null, List.of(), 0, null);
             lib.apply(new Transaction(IpFamily.IPV4).add(new TableSpec(TableContent.TABLE_COMMENT)).add(set));
-            ExecNftClient exec = ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(30));
+            ExecNftClient exec = ExecNftClient.inNamespace(ns.handle(), Duration.ofSeconds(30));
 
             double libMs = medianMillis(lib, 50, 300);
             double execMs = medianMillis(exec, 3, 30);

@@ -6,5 +6,5 @@ import io.nftproxy.netlink.KernelTests;
 import java.time.Duration;
 
 class ExecNftClientKernelTest extends NftClientKernelContract {
-    @Override NftClient client(KernelNamespace ns) { return ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(30)); }
+    @Override NftClient client(KernelNamespace ns) { return ExecNftClient.inNamespace(ns.handle(), Duration.ofSeconds(30)); }
 }

@@ -4,5 +4,5 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
 
 class LibNftablesClientKernelTest extends NftClientKernelContract {
-    @Override NftClient client(KernelNamespace ns) throws Exception { return LibNftablesClient.inNamespace(ns.name()); }
+    @Override NftClient client(KernelNamespace ns) throws Exception { return LibNftablesClient.inNamespace(ns.handle()); }
 }

@@ -62,7 +62,7 @@ class NftLibraryTest {
 
     @Test
     void autoPrefersTheLibraryAndSaysWhy() throws Exception {
-        NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.parse("auto"), null);
+        NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.parse("auto"), io.nftproxy.netlink.NetworkNamespace.host());
         try (NftClient c = s.client()) {
             if (NftLibrary.isAvailable()) {
                 assertTrue(c instanceof LibNftablesClient, c.describe());
@@ -72,7 +72,7 @@ class NftLibraryTest {
                 assertTrue(s.reason().contains("unavailable"), s.reason());
             }
         }
-        try (NftClient c = NftClients.createInNamespace(NftClients.Mode.parse("exec"), null).client()) {
+        try (NftClient c = NftClients.createInNamespace(NftClients.Mode.parse("exec"), io.nftproxy.netlink.NetworkNamespace.host()).client()) {
             assertTrue(c instanceof ExecNftClient);
         }
     }
@@ -81,7 +81,7 @@ class NftLibraryTest {
     void autoInANamespaceBindsTheClientThere() throws Exception {
         io.nftproxy.netlink.KernelTests.assumeAvailable();
         try (io.nftproxy.netlink.KernelNamespace ns = io.nftproxy.netlink.KernelNamespace.create("nl")) {
-            NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.name());
+            NftClients.Selection s = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle());
             try (NftClient c = s.client()) {
                 assertTrue(s.reason().contains(ns.name()), s.reason());
                 assertNull(c.listTableJson(io.nftproxy.net.IpFamily.IPV4));

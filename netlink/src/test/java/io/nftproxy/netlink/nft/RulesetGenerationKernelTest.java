@@ -14,7 +14,7 @@ class RulesetGenerationKernelTest {
     void growsByOnePerCommitThatChangesSomethingAndNeverOtherwise() throws Exception {
         KernelTests.assumeAvailable();
         try (KernelNamespace ns = KernelNamespace.create("gen");
-             RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
+             RulesetGeneration gen = RulesetGeneration.openIn(ns.handle())) {
             long g0 = gen.current();
             assertEquals(g0, gen.current(), "a reading changes nothing");
             ns.load("add table ip nftp-a\nadd chain ip nftp-a c\nadd rule ip nftp-a c counter\n");
@@ -37,7 +37,7 @@ class RulesetGenerationKernelTest {
     void readsTheNamespaceItWasOpenedIn() throws Exception {
         KernelTests.assumeAvailable();
         try (KernelNamespace ns = KernelNamespace.create("gen");
-             RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
+             RulesetGeneration gen = RulesetGeneration.openIn(ns.handle())) {
             long before = gen.current();
             for (int i = 0; i < 5; i++) ns.load("add table ip nftp-t" + i + "\n");
             assertEquals(before + 5, gen.current());

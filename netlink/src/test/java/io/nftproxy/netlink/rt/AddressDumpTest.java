@@ -65,7 +65,7 @@ class AddressDumpTest {
             ns.ip("addr", "add", "198.51.100.7/32", "dev", "d0");
             ns.ip("addr", "add", "2001:db8::1/64", "dev", "d0", "nodad");
 
-            List<InterfaceAddress> dumped = NetnsThread.callIn(ns.name(), AddressDump::dump);
+            List<InterfaceAddress> dumped = ns.handle().call(AddressDump::dump);
             Set<String> expected = fromIpJson(ns.ip("-j", "addr"));
 
             Set<String> got = new HashSet<>();

@@ -18,7 +18,7 @@ class AddressMonitorTest {
             ns.ip("link", "add", "d0", "type", "veth", "peer", "name", "d1");
             other.ip("link", "add", "e0", "type", "veth", "peer", "name", "e1");
             Semaphore changes = new Semaphore(0);
-            try (AddressMonitor m = AddressMonitor.start(ns.name(), changes::release, e -> { throw new AssertionError(e); })) {
+            try (AddressMonitor m = AddressMonitor.start(ns.handle(), changes::release, e -> { throw new AssertionError(e); })) {
                 long t0 = System.nanoTime();
                 ns.ip("addr", "add", "192.0.2.1/24", "dev", "d0");
                 assertTrue(changes.tryAcquire(1, TimeUnit.SECONDS), "an added IPv4 address is reported");
