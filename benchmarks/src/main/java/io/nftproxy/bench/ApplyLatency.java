@@ -88,8 +88,8 @@ public final class ApplyLatency {
         }
         for (String mode : modes) {
             try (KernelNamespace ns = KernelNamespace.create(mode.equals("exec") ? "bex" : "blib");
-                 NftClient client = mode.equals("exec") ? ExecNftClient.inNamespace(ns.name(), Duration.ofSeconds(floorTimeout * 3L))
-                         : LibNftablesClient.inNamespace(ns.name())) {
+                 NftClient client = mode.equals("exec") ? ExecNftClient.inNamespace(ns.handle(), Duration.ofSeconds(floorTimeout * 3L))
+                         : LibNftablesClient.inNamespace(ns.handle())) {
                 client.capabilities();
                 long t0 = System.nanoTime();
                 client.apply(cold);

@@ -65,7 +65,7 @@ public final class ColdStartParts {
             List<Double> times = new ArrayList<>();
             int slowest = 0;
             try (KernelNamespace ns = KernelNamespace.create("bcs");
-                 NftClient client = LibNftablesClient.inNamespace(ns.name())) {
+                 NftClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 Probe probe = Boolean.getBoolean("bench.probe") ? Probe.start(ns) : null;
                 long t0 = System.nanoTime();
                 for (int k = 0; k < parts.size(); k++) {

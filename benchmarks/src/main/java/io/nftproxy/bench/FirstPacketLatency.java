@@ -62,13 +62,13 @@ public final class FirstPacketLatency {
         Transaction cold = model.sync(state, BenchCluster.node()).transaction();
         ServicePort target = BenchCluster.service(n - 1);
         try (KernelNamespace ns = KernelNamespace.create("bfp");
-             NftClient client = LibNftablesClient.inNamespace(ns.name())) {
+             NftClient client = LibNftablesClient.inNamespace(ns.handle())) {
             ns.ip("link", "set", "lo", "up");
             ns.ip("addr", "add", ENDPOINT + "/32", "dev", "lo");
             // Without a route to the service range the connect fails before the nat hook is reached.
             ns.ip("route", "add", "172.16.0.0/12", "dev", "lo");
             for (Transaction part : TransactionSplitter.split(cold, 5_000)) client.apply(part);
-            try (NetnsThread t = NetnsThread.start(ns.name());
+            try (NetnsThread t = NetnsThread.start(ns.handle());
                  ServerSocket server = t.call(() -> listen())) {
                 Thread acceptor = accepting(server);
                 InetSocketAddress service = new InetSocketAddress(target.clusterIP().toString(), target.port());

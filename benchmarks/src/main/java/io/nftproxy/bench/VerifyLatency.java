@@ -43,8 +43,8 @@ public final class VerifyLatency {
         report("# verification, layout %s, %d services x %d endpoints (%d commands), load %s%n", layout.cliName(), n, eps,
                 cold.size(), FirstPacketLatency.load());
         try (KernelNamespace ns = KernelNamespace.create("bver");
-             LibNftablesClient client = LibNftablesClient.inNamespace(ns.name());
-             RulesetGeneration gen = RulesetGeneration.openIn(ns.name())) {
+             LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle());
+             RulesetGeneration gen = RulesetGeneration.openIn(ns.handle())) {
             for (Transaction part : TransactionSplitter.split(cold, 5_000)) client.apply(part);
             List<Double> readings = new ArrayList<>(READINGS);
             long g = gen.current();

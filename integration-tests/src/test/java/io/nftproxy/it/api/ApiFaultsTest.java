@@ -375,7 +375,7 @@ class ApiFaultsTest {
      * listening on the node namespace's loopback; {@code --healthz-bind-address 127.0.0.1:10256} there.
      */
     private String[] childArgs(String layout) throws Exception {
-        ServerSocket listener = io.nftproxy.netlink.node.handle().call(                () -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+        ServerSocket listener = node.handle().call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
         ApiRelay pass = new ApiRelay(api.url(), listener);
         cleanup.add(pass);
         Path kubeconfig = Files.createTempFile("nftp-faults-", ".kubeconfig");
