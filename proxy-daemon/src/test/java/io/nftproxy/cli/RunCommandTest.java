@@ -1,5 +1,6 @@
 package io.nftproxy.cli;
 
+import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.netlink.nft.NftClients;
 import io.nftproxy.netlink.nft.NftException;
@@ -338,7 +339,7 @@ class RunCommandTest {
         assertNull(f.dump(IpFamily.IPV6));
         assertEquals(List.of(), sysctls.writes);
         assertEquals(List.of(), leftoverRemovals);
-        assertEquals(List.of("null"), leftoverLookups);
+        assertEquals(List.of(NetworkNamespace.host().toString()), leftoverLookups);
         for (String line : List.of("config     ok: no --config, node k8s-node-1",
                 "source     ok: --manifests " + RenderCommandTest.EXAMPLES,
                 "nft        ok: ",
