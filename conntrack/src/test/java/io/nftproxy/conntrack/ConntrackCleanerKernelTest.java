@@ -4,7 +4,6 @@ import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
-import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;

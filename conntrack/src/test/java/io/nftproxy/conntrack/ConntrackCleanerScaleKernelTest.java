@@ -3,7 +3,6 @@ package io.nftproxy.conntrack;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
-import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.proxy.ProxyStateBuilder;

@@ -5,7 +5,6 @@ import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.diff.Differ;
-import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.nft.TableContent;

@@ -1,6 +1,5 @@
 package io.nftproxy.netlink.rt;
 
-import io.nftproxy.netlink.NetnsThread;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.net.IpAddress;
