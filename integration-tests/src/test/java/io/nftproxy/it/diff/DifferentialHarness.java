@@ -1,0 +1,195 @@
+package io.nftproxy.it.diff;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.nftproxy.TestAddresses;
+import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.it.api.ApiServerBinaries;
+import io.nftproxy.it.api.ApiServerProcess;
+import io.nftproxy.net.IpAddress;
+import io.nftproxy.net.IpFamily;
+import io.nftproxy.nft.TableContent;
+import io.nftproxy.nft.UnrecognisedRuleException;
+import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.readback.KernelTableParser;
+import io.nftproxy.readback.TableComparison;
+import io.nftproxy.source.ClusterOnce;
+import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.trace.Packet;
+import io.nftproxy.trace.PacketTracer;
+import io.nftproxy.trace.Trace;
+import io.nftproxy.trace.TraceException;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Upstream kube-proxy and nftproxy against one real, dual-stack API server holding a cluster, compared by what they
+ * put in the kernel. {@link #compare} writes a {@link ClusterSnapshot} into the API server, runs kube-proxy,
+ * nftproxy with {@code --table-layout upstream} and nftproxy with its default layout, each as a process in its own
+ * namespace with the same node name, addresses and configuration file, waits until each has synced, reads the three
+ * tables back from the kernel (ip and ip6) and returns every difference:
+ * <ul>
+ *   <li>upstream layout: kube-proxy's table and nftproxy's, object by object ({@link TableComparison}, strict:
+ *       chains, rules in order, sets, maps, elements, comments, priorities; handles and element order carry no
+ *       meaning and are not compared), both read by the same nft;</li>
+ *   <li>default layout: every {@link ProbeFlows probe flow} traced by {@link PacketTracer} through kube-proxy's
+ *       table and through nftproxy's must end the same way ({@link FlowVerdict}: verdict, DNAT targets with their
+ *       masquerade and affinity, and the odds of each).</li>
+ * </ul>
+ * The cluster is deleted again afterwards, so one harness serves any number of clusters (the feature corpus, a
+ * seeded random generator's).
+ */
+public final class DifferentialHarness implements AutoCloseable {
+    /** The API server's service ranges: the test address plan's, both families (dual-stack Services need both). */
+    static final String SERVICE_CLUSTER_IP_RANGES = TestAddresses.SERVICE_CIDR + "," + TestAddresses.SERVICE_CIDR6;
+    private static final Duration SYNC_LIMIT = Duration.ofMinutes(5);
+
+    private final ApiServerProcess api;
+    private final KubernetesClient admin;
+    private final Path kubeProxy;
+
+    private DifferentialHarness(ApiServerProcess api, KubernetesClient admin, Path kubeProxy) {
+        this.api = api;
+        this.admin = admin;
+        this.kubeProxy = kubeProxy;
+    }
+
+    /** A fresh etcd and kube-apiserver with dual-stack service ranges, and kube-proxy at {@code kubeProxy}. */
+    public static DifferentialHarness start(Path kubeProxy) throws Exception {
+        ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults()
+                .withApiServerArgs("--service-cluster-ip-range=" + SERVICE_CLUSTER_IP_RANGES));
+        try {
+            return new DifferentialHarness(api, new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(api.adminKubeconfig().toFile())).build(), kubeProxy);
+        } catch (RuntimeException e) {
+            api.close();
+            throw e;
+        }
+    }
+
+    /** What one comparison found; {@link #same()} when nothing. */
+    public record Differences(String settings, int services, List<String> upstreamLayout, List<String> defaultLayout,
+                              int flowsTraced, long millis) {
+        public boolean same() { return upstreamLayout.isEmpty() && defaultLayout.isEmpty(); }
+
+        /** The differences, readable: each under the comparison that found it, at most {@code limit} of each. */
+        public String report(int limit) {
+            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d Services, %s: %d flows traced, %.1f s%n",
+                    services, settings, flowsTraced, millis / 1000.0));
+            section(sb, "upstream layout, kube-proxy's table (expected) vs nftproxy's (actual)", upstreamLayout, limit);
+            section(sb, "default layout, the same flow traced through kube-proxy's table vs nftproxy's", defaultLayout, limit);
+            return sb.toString();
+        }
+
+        private static void section(StringBuilder sb, String title, List<String> d, int limit) {
+            sb.append("  ").append(title).append(": ").append(d.isEmpty() ? "no differences" : d.size() + " difference(s)").append('\n');
+            d.stream().limit(limit).forEach(x -> sb.append("    ").append(x.replace("\n", "\n    ")).append('\n'));
+            if (d.size() > limit) sb.append("    ... and ").append(d.size() - limit).append(" more\n");
+        }
+    }
+
+    /** Writes {@code cluster}, runs the three proxies as {@code node}, compares, and removes the cluster again. */
+    public Differences compare(ClusterSnapshot cluster, NodeSettings node) throws Exception {
+        long t0 = System.nanoTime();
+        ClusterObjects objects = new ClusterObjects(admin);
+        try {
+            objects.write(cluster);
+            // The cluster as the proxies get it, defaulted and allocated by the API server: what the flows probe.
+            ClusterSnapshot stored = ClusterOnce.read(ApiServer.fromKubeconfig(api.adminKubeconfig()), node.nodeName(),
+                    Duration.ofSeconds(120)).snapshot();
+            List<ProxyUnderTest> started = new ArrayList<>();
+            try {
+                started.add(ProxyUnderTest.kubeProxy(kubeProxy, api, node));
+                started.add(ProxyUnderTest.nftproxy("upstream", api, node));
+                started.add(ProxyUnderTest.nftproxy("", api, node));
+                Map<IpFamily, String> upstream = started.get(0).awaitTables(SYNC_LIMIT);
+                Map<IpFamily, String> sameLayout = started.get(1).awaitTables(SYNC_LIMIT);
+                Map<IpFamily, String> defaultLayout = started.get(2).awaitTables(SYNC_LIMIT);
+                List<String> tableDiffs = new ArrayList<>();
+                List<String> flowDiffs = new ArrayList<>();
+                int[] flows = {0};
+                for (IpFamily f : IpFamily.values()) {
+                    tableDiffs.addAll(tables(f, upstream.get(f), sameLayout.get(f)));
+                    flowDiffs.addAll(flows(f, stored, node, upstream.get(f), defaultLayout.get(f), flows));
+                }
+                return new Differences(node.toString(), stored.services().size(), tableDiffs, flowDiffs, flows[0],
+                        (System.nanoTime() - t0) / 1_000_000);
+            } finally {
+                for (ProxyUnderTest p : started) p.close();
+            }
+        } finally {
+            objects.deleteAll();
+        }
+    }
+
+    private static List<String> tables(IpFamily f, String kubeProxy, String nftproxy) {
+        String table = "table " + f.nftFamily() + " kube-proxy";
+        if (kubeProxy == null || nftproxy == null) {
+            if (kubeProxy == null && nftproxy == null) return List.of();
+            return List.of(table + ": only " + (kubeProxy == null ? "nftproxy" : "kube-proxy") + " has one");
+        }
+        TableContent theirs;
+        TableContent ours;
+        try {
+            theirs = KernelTableParser.parse(kubeProxy);
+        } catch (UnrecognisedRuleException e) {
+            return List.of(table + ": kube-proxy's cannot be read back: " + e.getMessage());
+        }
+        try {
+            ours = KernelTableParser.parse(nftproxy);
+        } catch (UnrecognisedRuleException e) {
+            return List.of(table + ": nftproxy's cannot be read back: " + e.getMessage());
+        }
+        return TableComparison.diff(theirs, ours).stream().map(d -> table + ": " + d).toList();
+    }
+
+    private static List<String> flows(IpFamily f, ClusterSnapshot cluster, NodeSettings node, String kubeProxy, String nftproxy,
+                                      int[] count) {
+        String table = "table " + f.nftFamily() + " kube-proxy";
+        if (kubeProxy == null || nftproxy == null) {
+            if (kubeProxy == null && nftproxy == null) return List.of();
+            return List.of(table + ": only " + (kubeProxy == null ? "nftproxy" : "kube-proxy") + " has one");
+        }
+        TableContent theirs;
+        TableContent ours;
+        try {
+            theirs = KernelTableParser.parse(kubeProxy);
+            ours = KernelTableParser.parse(nftproxy);
+        } catch (UnrecognisedRuleException e) {
+            return List.of(table + ": cannot be read back: " + e.getMessage());
+        }
+        List<IpAddress> local = Stream.concat(node.hostAddresses().stream(), Stream.of("127.0.0.1", "::1")).map(IpAddress::parse).toList();
+        NodeContext ctx = NodeContext.minimal(node.nodeName()).withLocalAddresses(local);
+        List<String> out = new ArrayList<>();
+        for (Packet p : ProbeFlows.of(cluster, f, node)) {
+            count[0]++;
+            String want = verdict(theirs, ctx, p);
+            String have = verdict(ours, ctx, p);
+            if (!want.equals(have)) out.add(p + "\n  kube-proxy: " + want + "\n  nftproxy:   " + have);
+        }
+        return out;
+    }
+
+    private static String verdict(TableContent table, NodeContext ctx, Packet p) {
+        try {
+            Trace t = PacketTracer.trace(table, ctx, p);
+            return FlowVerdict.of(t);
+        } catch (TraceException e) {
+            return "untraceable: " + e.getMessage();
+        }
+    }
+
+    @Override public void close() throws Exception {
+        try {
+            admin.close();
+        } finally {
+            api.close();
+        }
+    }
+}
