@@ -74,14 +74,22 @@ public final class DifferentialHarness implements AutoCloseable {
     }
 
     /** What one comparison found; {@link #same()} when nothing. */
+    /**
+     * @param objects    chains, rules, sets, maps and elements in kube-proxy's tables: what the upstream layout's
+     *                   comparison covered
+     * @param flowsDnat  probe flows kube-proxy's table DNATs: how many of the traced flows reached an endpoint
+     * @param control    object differences between kube-proxy's table and nftproxy's default-layout one, which
+     *                   differ by design: nonzero shows the object comparison sees a difference where there is one
+     */
     public record Differences(String settings, int services, List<String> upstreamLayout, List<String> defaultLayout,
-                              int flowsTraced, long millis) {
+                              int objects, int flowsTraced, int flowsDnat, int control, long millis) {
         public boolean same() { return upstreamLayout.isEmpty() && defaultLayout.isEmpty(); }
 
         /** The differences, readable: each under the comparison that found it, at most {@code limit} of each. */
         public String report(int limit) {
-            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d Services, %s: %d flows traced, %.1f s%n",
-                    services, settings, flowsTraced, millis / 1000.0));
+            StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%d Services, %s: %d objects compared, %d flows traced (%d DNATed), %.1f s"
+                    + " (control: the default layout's table differs from kube-proxy's in %d objects, as designed)%n",
+                    services, settings, objects, flowsTraced, flowsDnat, millis / 1000.0, control));
             section(sb, "upstream layout, kube-proxy's table (expected) vs nftproxy's (actual)", upstreamLayout, limit);
             section(sb, "default layout, the same flow traced through kube-proxy's table vs nftproxy's", defaultLayout, limit);
             return sb.toString();
@@ -113,13 +121,15 @@ public final class DifferentialHarness implements AutoCloseable {
                 Map<IpFamily, String> defaultLayout = started.get(2).awaitTables(SYNC_LIMIT);
                 List<String> tableDiffs = new ArrayList<>();
                 List<String> flowDiffs = new ArrayList<>();
-                int[] flows = {0};
+                int[] counts = {0, 0, 0};
+                int control = 0;
                 for (IpFamily f : IpFamily.values()) {
-                    tableDiffs.addAll(tables(f, upstream.get(f), sameLayout.get(f)));
-                    flowDiffs.addAll(flows(f, stored, node, upstream.get(f), defaultLayout.get(f), flows));
+                    tableDiffs.addAll(tables(f, upstream.get(f), sameLayout.get(f), counts));
+                    control += tables(f, upstream.get(f), defaultLayout.get(f), new int[3]).size();
+                    flowDiffs.addAll(flows(f, stored, node, upstream.get(f), defaultLayout.get(f), counts));
                 }
-                return new Differences(node.toString(), stored.services().size(), tableDiffs, flowDiffs, flows[0],
-                        (System.nanoTime() - t0) / 1_000_000);
+                return new Differences(node.toString(), stored.services().size(), tableDiffs, flowDiffs, counts[0], counts[1],
+                        counts[2], control, (System.nanoTime() - t0) / 1_000_000);
             } finally {
                 for (ProxyUnderTest p : started) p.close();
             }
@@ -128,7 +138,8 @@ public final class DifferentialHarness implements AutoCloseable {
         }
     }
 
-    private static List<String> tables(IpFamily f, String kubeProxy, String nftproxy) {
+    /** {@code counts[0]} gets the number of objects in kube-proxy's table. */
+    private static List<String> tables(IpFamily f, String kubeProxy, String nftproxy, int[] counts) {
         String table = "table " + f.nftFamily() + " kube-proxy";
         if (kubeProxy == null || nftproxy == null) {
             if (kubeProxy == null && nftproxy == null) return List.of();
@@ -146,11 +157,13 @@ public final class DifferentialHarness implements AutoCloseable {
         } catch (UnrecognisedRuleException e) {
             return List.of(table + ": nftproxy's cannot be read back: " + e.getMessage());
         }
+        counts[0] += theirs.chains().size() + theirs.ruleCount() + theirs.sets().size() + theirs.allElements().size();
         return TableComparison.diff(theirs, ours).stream().map(d -> table + ": " + d).toList();
     }
 
+    /** {@code counts[1]} gets the flows traced, {@code counts[2]} those kube-proxy's table DNATs. */
     private static List<String> flows(IpFamily f, ClusterSnapshot cluster, NodeSettings node, String kubeProxy, String nftproxy,
-                                      int[] count) {
+                                      int[] counts) {
         String table = "table " + f.nftFamily() + " kube-proxy";
         if (kubeProxy == null || nftproxy == null) {
             if (kubeProxy == null && nftproxy == null) return List.of();
@@ -168,8 +181,9 @@ public final class DifferentialHarness implements AutoCloseable {
         NodeContext ctx = NodeContext.minimal(node.nodeName()).withLocalAddresses(local);
         List<String> out = new ArrayList<>();
         for (Packet p : ProbeFlows.of(cluster, f, node)) {
-            count[0]++;
+            counts[1]++;
             String want = verdict(theirs, ctx, p);
+            if (want.startsWith("DNAT")) counts[2]++;
             String have = verdict(ours, ctx, p);
             if (!want.equals(have)) out.add(p + "\n  kube-proxy: " + want + "\n  nftproxy:   " + have);
         }

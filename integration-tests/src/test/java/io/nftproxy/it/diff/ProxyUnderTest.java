@@ -41,6 +41,8 @@ final class ProxyUnderTest implements AutoCloseable {
     private final Path dir;
     private Process kubeProxy;
     private DaemonProcess nftproxy;
+    /** A JVM that dies mid-test (a timeout, ctrl-C) must not leave a proxy running in a namespace. */
+    private final Thread shutdownHook = new Thread(this::stopProcess, "diff-proxy-shutdown");
 
     private ProxyUnderTest(String name, KernelNamespace ns, NetnsThread inNs, ApiRelay relay, Path dir) {
         this.name = name;
@@ -48,6 +50,7 @@ final class ProxyUnderTest implements AutoCloseable {
         this.inNs = inNs;
         this.relay = relay;
         this.dir = dir;
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
     /** kube-proxy, {@code binary}, reading the configuration file. */
@@ -133,10 +136,12 @@ final class ProxyUnderTest implements AutoCloseable {
 
     private boolean synced() throws Exception {
         if (nftproxy != null) return nftproxy.log().contains("first sync done");
+        // One gauge per family kube-proxy runs ({ip_family="IPv4"}), zero until that family's first sync.
         try {
             NamespaceHttp.Answer a = NamespaceHttp.get(inNs, METRICS, "/metrics");
-            return a.status() == 200 && a.body().lines().anyMatch(l -> l.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds ")
-                    && Double.parseDouble(l.substring(l.indexOf(' ') + 1).strip()) > 0);
+            List<String> gauges = a.body().lines().filter(l -> l.startsWith("kubeproxy_sync_proxy_rules_last_timestamp_seconds")).toList();
+            return a.status() == 200 && !gauges.isEmpty()
+                    && gauges.stream().allMatch(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1).strip()) > 0);
         } catch (Exception notYet) {
             return false;
         }
@@ -173,17 +178,28 @@ final class ProxyUnderTest implements AutoCloseable {
         return kubeProxy == null ? Optional.empty() : Optional.of(Files.readString(dir.resolve("log"), StandardCharsets.UTF_8));
     }
 
+    private void stopProcess() {
+        if (kubeProxy != null) {
+            kubeProxy.destroy();
+            try {
+                if (!kubeProxy.waitFor(20, TimeUnit.SECONDS)) kubeProxy.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (nftproxy != null) {
+            try {
+                nftproxy.close();
+            } catch (IOException e) {
+                // only its log file was left behind
+            }
+        }
+    }
+
     @Override public void close() throws IOException {
         try {
-            if (kubeProxy != null) {
-                kubeProxy.destroy();
-                try {
-                    if (!kubeProxy.waitFor(20, TimeUnit.SECONDS)) kubeProxy.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            if (nftproxy != null) nftproxy.close();
+            stopProcess();
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } finally {
             try {
                 relay.close();
