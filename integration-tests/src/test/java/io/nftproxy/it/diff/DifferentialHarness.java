@@ -36,9 +36,10 @@ import java.util.stream.Stream;
  * namespace with the same node name, addresses and configuration file, waits until each has synced, reads the three
  * tables back from the kernel (ip and ip6) and returns every difference:
  * <ul>
- *   <li>upstream layout: kube-proxy's table and nftproxy's, object by object ({@link TableComparison}, strict:
- *       chains, rules in order, sets, maps, elements, comments, priorities; handles and element order carry no
- *       meaning and are not compared), both read by the same nft;</li>
+ *   <li>upstream layout: kube-proxy's table and nftproxy's, object by object, both read by the same nft: parsed and
+ *       compared by {@link TableComparison} (strict: chains, rules in order, sets, maps, elements, comments,
+ *       priorities), and as nft's JSON itself ({@link NftJsonObjects}: every key nft reports, without handles
+ *       and element order, which carry no meaning);</li>
  *   <li>default layout: every {@link ProbeFlows probe flow} traced by {@link PacketTracer} through kube-proxy's
  *       table and through nftproxy's must end the same way ({@link FlowVerdict}: verdict, DNAT targets with their
  *       masquerade and affinity, and the odds of each).</li>
@@ -158,7 +159,9 @@ public final class DifferentialHarness implements AutoCloseable {
             return List.of(table + ": nftproxy's cannot be read back: " + e.getMessage());
         }
         counts[0] += theirs.chains().size() + theirs.ruleCount() + theirs.sets().size() + theirs.allElements().size();
-        return TableComparison.diff(theirs, ours).stream().map(d -> table + ": " + d).toList();
+        List<String> out = new ArrayList<>(TableComparison.diff(theirs, ours).stream().map(d -> table + ": " + d).toList());
+        out.addAll(NftJsonObjects.diff(kubeProxy, nftproxy).stream().map(d -> table + " (nft's JSON): " + d).toList());
+        return out;
     }
 
     /** {@code counts[1]} gets the flows traced, {@code counts[2]} those kube-proxy's table DNATs. */
