@@ -70,17 +70,25 @@ final class ClusterObjects {
                 if (e.getCode() != 409) throw e;
             }
         }
-        for (NodeObject n : cluster.nodes()) written.add(createNode(n));
+        for (NodeObject n : cluster.nodes()) created(createNode(n));
         for (ServiceCidrObject c : cluster.serviceCidrs()) {
-            if (!c.meta().name().equals("kubernetes")) written.add(admin.resource(serviceCidr(c)).create());
+            if (!c.meta().name().equals("kubernetes")) created(admin.resource(serviceCidr(c)).create());
         }
-        written.addAll(inParallel(cluster.services(), this::createService));
-        written.addAll(inParallel(cluster.endpointSlices(), s -> admin.resource(slice(s)).create()));
+        inParallel(cluster.services(), s -> created(createService(s)));
+        inParallel(cluster.endpointSlices(), s -> created(admin.resource(slice(s)).create()));
+    }
+
+    /** Recorded as each is written, so a write that fails half-way still leaves {@link #deleteAll} a full list. */
+    private HasMetadata created(HasMetadata o) {
+        synchronized (written) {
+            written.add(o);
+        }
+        return o;
     }
 
     /** Deletes everything {@link #write} created. */
     void deleteAll() throws Exception {
-        inParallel(written, o -> {
+        inParallel(List.copyOf(written), o -> {
             admin.resource(o).delete();
             return o;
         });

@@ -103,8 +103,15 @@ public final class DifferentialHarness implements AutoCloseable {
         }
     }
 
-    /** Writes {@code cluster}, runs the three proxies as {@code node}, compares, and removes the cluster again. */
+    /**
+     * Writes {@code cluster}, runs the three proxies as {@code node}, compares, and removes the cluster again. The
+     * cluster must hold the Node {@code node.nodeName()}, reporting the node's addresses: kube-proxy waits for it.
+     */
     public Differences compare(ClusterSnapshot cluster, NodeSettings node) throws Exception {
+        if (cluster.node(node.nodeName()) == null) {
+            throw new IllegalArgumentException("the cluster has no Node " + node.nodeName() + ": kube-proxy waits for its Node;"
+                    + " add one reporting the node's addresses " + node.hostAddresses());
+        }
         long t0 = System.nanoTime();
         ClusterObjects objects = new ClusterObjects(admin);
         try {
@@ -139,55 +146,54 @@ public final class DifferentialHarness implements AutoCloseable {
         }
     }
 
+    /**
+     * The two tables of family {@code f}, parsed; or, when they cannot be compared (one side has none, one cannot be
+     * read back), the difference that says so. Neither side having one is no difference.
+     */
+    private record Parsed(String table, TableContent theirs, TableContent ours, List<String> problem) {
+        static Parsed of(IpFamily f, String kubeProxy, String nftproxy) {
+            String table = "table " + f.nftFamily() + " kube-proxy";
+            if (kubeProxy == null || nftproxy == null) {
+                if (kubeProxy == null && nftproxy == null) return new Parsed(table, null, null, List.of());
+                return new Parsed(table, null, null, List.of(table + ": only " + (kubeProxy == null ? "nftproxy" : "kube-proxy") + " has one"));
+            }
+            TableContent theirs;
+            try {
+                theirs = KernelTableParser.parse(kubeProxy);
+            } catch (UnrecognisedRuleException e) {
+                return new Parsed(table, null, null, List.of(table + ": kube-proxy's cannot be read back: " + e.getMessage()));
+            }
+            try {
+                return new Parsed(table, theirs, KernelTableParser.parse(nftproxy), null);
+            } catch (UnrecognisedRuleException e) {
+                return new Parsed(table, null, null, List.of(table + ": nftproxy's cannot be read back: " + e.getMessage()));
+            }
+        }
+    }
+
     /** {@code counts[0]} gets the number of objects in kube-proxy's table. */
     private static List<String> tables(IpFamily f, String kubeProxy, String nftproxy, int[] counts) {
-        String table = "table " + f.nftFamily() + " kube-proxy";
-        if (kubeProxy == null || nftproxy == null) {
-            if (kubeProxy == null && nftproxy == null) return List.of();
-            return List.of(table + ": only " + (kubeProxy == null ? "nftproxy" : "kube-proxy") + " has one");
-        }
-        TableContent theirs;
-        TableContent ours;
-        try {
-            theirs = KernelTableParser.parse(kubeProxy);
-        } catch (UnrecognisedRuleException e) {
-            return List.of(table + ": kube-proxy's cannot be read back: " + e.getMessage());
-        }
-        try {
-            ours = KernelTableParser.parse(nftproxy);
-        } catch (UnrecognisedRuleException e) {
-            return List.of(table + ": nftproxy's cannot be read back: " + e.getMessage());
-        }
-        counts[0] += theirs.chains().size() + theirs.ruleCount() + theirs.sets().size() + theirs.allElements().size();
-        List<String> out = new ArrayList<>(TableComparison.diff(theirs, ours).stream().map(d -> table + ": " + d).toList());
-        out.addAll(NftJsonObjects.diff(kubeProxy, nftproxy).stream().map(d -> table + " (nft's JSON): " + d).toList());
+        Parsed t = Parsed.of(f, kubeProxy, nftproxy);
+        if (t.problem() != null) return t.problem();
+        counts[0] += t.theirs().chains().size() + t.theirs().ruleCount() + t.theirs().sets().size() + t.theirs().allElements().size();
+        List<String> out = new ArrayList<>(TableComparison.diff(t.theirs(), t.ours()).stream().map(d -> t.table() + ": " + d).toList());
+        out.addAll(NftJsonObjects.diff(kubeProxy, nftproxy).stream().map(d -> t.table() + " (nft's JSON): " + d).toList());
         return out;
     }
 
     /** {@code counts[1]} gets the flows traced, {@code counts[2]} those kube-proxy's table DNATs. */
     private static List<String> flows(IpFamily f, ClusterSnapshot cluster, NodeSettings node, String kubeProxy, String nftproxy,
                                       int[] counts) {
-        String table = "table " + f.nftFamily() + " kube-proxy";
-        if (kubeProxy == null || nftproxy == null) {
-            if (kubeProxy == null && nftproxy == null) return List.of();
-            return List.of(table + ": only " + (kubeProxy == null ? "nftproxy" : "kube-proxy") + " has one");
-        }
-        TableContent theirs;
-        TableContent ours;
-        try {
-            theirs = KernelTableParser.parse(kubeProxy);
-            ours = KernelTableParser.parse(nftproxy);
-        } catch (UnrecognisedRuleException e) {
-            return List.of(table + ": cannot be read back: " + e.getMessage());
-        }
+        Parsed t = Parsed.of(f, kubeProxy, nftproxy);
+        if (t.problem() != null) return t.problem();
         List<IpAddress> local = Stream.concat(node.hostAddresses().stream(), Stream.of("127.0.0.1", "::1")).map(IpAddress::parse).toList();
         NodeContext ctx = NodeContext.minimal(node.nodeName()).withLocalAddresses(local);
         List<String> out = new ArrayList<>();
         for (Packet p : ProbeFlows.of(cluster, f, node)) {
             counts[1]++;
-            String want = verdict(theirs, ctx, p);
+            String want = verdict(t.theirs(), ctx, p);
             if (want.startsWith("DNAT")) counts[2]++;
-            String have = verdict(ours, ctx, p);
+            String have = verdict(t.ours(), ctx, p);
             if (!want.equals(have)) out.add(p + "\n  kube-proxy: " + want + "\n  nftproxy:   " + have);
         }
         return out;

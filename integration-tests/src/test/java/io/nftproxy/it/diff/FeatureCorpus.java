@@ -26,7 +26,8 @@ import static io.nftproxy.TestClusters.svc;
 
 /**
  * Clusters covering every feature the proxy has, for the differential tests: each Service below is there for the
- * feature its name says. Addresses follow the test address plan (TestAddresses): this node is node-a, endpoints on
+ * feature its name says. Every node port is given (30000-30999, health checks 32000-32099), none left to the API
+ * server's random pick, so {@link #atScale}'s 31000-32699 cannot collide with one. Addresses follow the test address plan (TestAddresses): this node is node-a, endpoints on
  * it are in 10.0.1.0/24 (fd00:10::1:0/112), endpoints elsewhere in 10.0.2.0/24 (fd00:10::2:0/112).
  */
 final class FeatureCorpus {
@@ -60,7 +61,7 @@ final class FeatureCorpus {
         c.service(svc(NS, "dns").clusterIP("172.30.0.10").port("dns", "UDP", 53).port("dns-tcp", "TCP", 53).port("metrics", "TCP", 9153).build());
         c.slice(slice(NS, "dns", "dns-1").port("dns", "UDP", 53).port("dns-tcp", "TCP", 53).port("metrics", "TCP", 9153)
                 .ready("10.0.2.20", OTHER_NODE).ready("10.0.1.21", NODE).build());
-        c.service(svc(NS, "sctp").clusterIP("172.30.0.43").port("assoc", "SCTP", 9999).nodePort("assoc-np", "SCTP", 9998, 30998).build());
+        c.service(svc(NS, "sctp").clusterIP("172.30.0.43").nodePort("assoc", "SCTP", 9999, 30999).nodePort("assoc-np", "SCTP", 9998, 30998).build());
         c.slice(slice(NS, "sctp", "sctp-1").port("assoc", "SCTP", 9999).port("assoc-np", "SCTP", 9998).ready("10.0.2.30", OTHER_NODE).build());
         // NodePort, TCP and UDP.
         c.service(svc(NS, "nodeport").clusterIP("172.30.0.44").nodePort("http", "TCP", 80, 30080).nodePort("syslog", "UDP", 514, 30514).build());
