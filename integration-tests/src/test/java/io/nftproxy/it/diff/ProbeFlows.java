@@ -23,7 +23,7 @@ import java.util.Set;
  * The first packets a differential run traces through both proxies' tables: for every service port of the family,
  * to every address it is reachable on (ClusterIP, each node address at the node port, each externalIP and
  * load-balancer VIP), from a pod of this node, from the node itself and from off the node; hairpin (an endpoint to
- * its own Service); from inside and outside each loadBalancerSourceRange; a port and a protocol the Service does
+ * its own Service); from inside each loadBalancerSourceRange and from outside all of them; a port and a protocol the Service does
  * not have; and an address of the service range no Service holds. Sources come from the test address plan, so a
  * pod's source is inside the cluster CIDR and this node's pod CIDR (NodeCIDR detection).
  */
@@ -37,6 +37,8 @@ final class ProbeFlows {
         boolean v4 = family == IpFamily.IPV4;
         IpAddress pod = IpAddress.parse(v4 ? TestAddresses.POD_CLIENT : TestAddresses.POD_CLIENT6);
         IpAddress external = IpAddress.parse(v4 ? TestAddresses.EXTERNAL_CLIENT : TestAddresses.EXTERNAL_CLIENT6);
+        // Off the node and, in the corpus, outside every loadBalancerSourceRange (checked per Service below).
+        IpAddress denied = IpAddress.parse(v4 ? TestAddresses.DENIED_CLIENT : "2001:db8:ffff:1::7");
         List<IpAddress> nodeIps = node.hostAddresses().stream().map(IpAddress::parse).filter(a -> a.family() == family).toList();
         IpAddress host = nodeIps.isEmpty() ? null : nodeIps.get(0);
 
@@ -60,6 +62,9 @@ final class ProbeFlows {
                 }
                 for (IpPrefix range : sp.loadBalancerSourceRanges()) {
                     out.add(new Packet(inside(range), d.ip, sp.protocol(), d.port, Origin.EXTERNAL));
+                }
+                if (!sp.loadBalancerSourceRanges().isEmpty() && sp.loadBalancerSourceRanges().stream().noneMatch(r -> r.contains(denied))) {
+                    out.add(new Packet(denied, d.ip, sp.protocol(), d.port, Origin.EXTERNAL));
                 }
             }
         }
