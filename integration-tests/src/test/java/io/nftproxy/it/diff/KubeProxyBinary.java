@@ -31,7 +31,7 @@ final class KubeProxyBinary {
     static Optional<String> unavailabilityCause() {
         if (locate().isPresent()) return Optional.empty();
         return Optional.of("no kube-proxy " + ApiServerBinaries.K8S_VERSION + " at " + candidates()
-                + "; run integration-tests/apiserver/build.sh kube-proxy (a few minutes with the API server's Go caches)");
+                + "; run integration-tests/apiserver/build.sh kube-proxy (builds it from the Go module proxy, once)");
     }
 
     static boolean required() {
