@@ -17,7 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * 127.0.0.1, which the relay's address also is). {@link #cut()} resets every relayed connection and refuses new
  * ones until {@link #restore()}: the client sees the API as unreachable, then reconnects.
  */
-final class ApiRelay implements AutoCloseable {
+public final class ApiRelay implements AutoCloseable {
     private final ServerSocket listener;
     private final InetSocketAddress upstream;
     private final List<Socket> open = new CopyOnWriteArrayList<>();
@@ -35,7 +35,7 @@ final class ApiRelay implements AutoCloseable {
      * Relays from a listener of the caller's: one bound inside a network namespace gives a process there the API
      * server on its own loopback, with no link between the namespaces (the bytes cross in this JVM).
      */
-    ApiRelay(URI apiServer, ServerSocket listener) {
+    public ApiRelay(URI apiServer, ServerSocket listener) {
         this.upstream = new InetSocketAddress(apiServer.getHost(), apiServer.getPort());
         this.listener = listener;
         this.acceptor = new Thread(this::acceptLoop, "api-relay-accept");
@@ -43,7 +43,7 @@ final class ApiRelay implements AutoCloseable {
         acceptor.start();
     }
 
-    URI url() { return URI.create("https://127.0.0.1:" + listener.getLocalPort()); }
+    public URI url() { return URI.create("https://127.0.0.1:" + listener.getLocalPort()); }
 
     /** Resets every relayed connection and refuses new ones. */
     void cut() {

@@ -39,7 +39,7 @@ public final class ApiServerBinaries {
         return Path.of(System.getProperty("user.home"), ".cache", "nftproxy");
     }
 
-    static Path binDir() { return cacheRoot().resolve("k8s-" + K8S_VERSION).resolve("bin"); }
+    public static Path binDir() { return cacheRoot().resolve("k8s-" + K8S_VERSION).resolve("bin"); }
 
     /**
      * Why a real API server cannot run here, or empty when it can (binaries cached, or a build was asked for and the

@@ -12,12 +12,12 @@ import java.nio.charset.StandardCharsets;
  * One HTTP/1.0 GET to a loopback port inside a test's network namespace (where a child daemon's /healthz listens),
  * from a thread that joined it: the JDK's HttpClient opens its sockets on threads of its own, outside the namespace.
  */
-final class NamespaceHttp {
-    record Answer(int status, String body) {}
+public final class NamespaceHttp {
+    public record Answer(int status, String body) {}
 
     private NamespaceHttp() {}
 
-    static Answer get(NetnsThread in, int port, String path) throws Exception {
+    public static Answer get(NetnsThread in, int port, String path) throws Exception {
         return in.call(() -> {
             try (Socket s = new Socket()) {
                 s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 2_000);

@@ -1,0 +1,82 @@
+package io.nftproxy.it.diff;
+
+import io.nftproxy.it.api.ApiServerBinaries;
+import io.nftproxy.netlink.KernelNamespace;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * nftproxy against upstream kube-proxy v1.36.3 on the {@link FeatureCorpus}, through the {@link DifferentialHarness}:
+ * with {@code --table-layout upstream} the tables are identical, with the default layout every probe flow ends the
+ * same way with the same odds. One run per proxy configuration that changes the table (each detect-local mode,
+ * masqueradeAll, nodePortAddresses), the first with 1,000 more Services. Skips, saying why, without kube-proxy, the
+ * API server or network namespaces; fails instead when {@value KubeProxyBinary#REQUIRED_ENV} is set (CI).
+ */
+class KubeProxyDifferentialTest {
+    private static final int AT_SCALE = 1_000;
+    /** Differences printed per comparison; the count says how many more. */
+    private static final int LISTED = 25;
+    private static DifferentialHarness harness;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Optional<String> cause = Stream.of(KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause(),
+                KubeProxyBinary.unavailabilityCause()).flatMap(Optional::stream).findFirst();
+        if (cause.isPresent()) {
+            if (KubeProxyBinary.required()) fail(KubeProxyBinary.REQUIRED_ENV + " is set, but: " + cause.get());
+            System.out.println("SKIPPED " + KubeProxyDifferentialTest.class.getSimpleName() + ": " + cause.get());
+            Assumptions.abort(cause.get());
+        }
+        Path kubeProxy = KubeProxyBinary.locate().orElseThrow();
+        System.out.println("differential tests against " + kubeProxy);
+        harness = DifferentialHarness.start(kubeProxy);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (harness != null) harness.close();
+    }
+
+    @Test
+    void clusterCidrDetectionAtScale() throws Exception {
+        check(FeatureCorpus.atScale(AT_SCALE), NodeSettings.dualStackNode());
+    }
+
+    @Test
+    void nodeCidrDetectionWithMasqueradeAll() throws Exception {
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("NodeCIDR", "", "").masqueradeAll(true));
+    }
+
+    @Test
+    void bridgeInterfaceDetectionWithIpv4NodePortAddresses() throws Exception {
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("BridgeInterface", "cbr0", "")
+                .nodePortAddresses(List.of("192.168.10.0/24")));
+    }
+
+    @Test
+    void interfaceNamePrefixDetectionWithNodeAddressesOnly() throws Exception {
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("InterfaceNamePrefix", "", "veth")
+                .nodePortAddresses(List.of("192.168.10.20/32", "fd00:192:168:10::20/128")));
+    }
+
+    private static void check(io.nftproxy.cluster.ClusterSnapshot cluster, NodeSettings node) throws Exception {
+        DifferentialHarness.Differences d = harness.compare(cluster, node);
+        String report = d.report(LISTED);
+        System.out.print("differential: " + report);
+        // The comparisons saw the cluster: kube-proxy's tables hold it and the flows reach its endpoints.
+        assertTrue(d.objects() > cluster.services().size(), "kube-proxy's tables hold too little: " + report);
+        assertTrue(d.flowsDnat() > cluster.services().size(), "too few flows reached an endpoint: " + report);
+        assertTrue(d.control() > 0, "the object comparison found the default layout identical to kube-proxy's: " + report);
+        assertTrue(d.same(), report);
+    }
+}
