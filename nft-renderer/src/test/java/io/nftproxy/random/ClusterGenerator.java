@@ -54,6 +54,8 @@ public final class ClusterGenerator {
     private final Set<Integer> nodePorts = new HashSet<>();
     private int nextNodePort = NODE_PORT_MIN;
     private int externalIPs, vips;
+    /** External and load-balancer IPs handed out so far, with the port/protocol pairs that use each. */
+    private final Map<String, Set<String>> sharedAddresses = new LinkedHashMap<>();
 
     private ClusterGenerator(long seed) {
         this.seed = seed;
@@ -163,13 +165,21 @@ public final class ClusterGenerator {
         boolean headless = kind == Kind.HEADLESS;
         List<String> extIPs = new ArrayList<>();
         if (!headless && rnd.nextInt(7) == 0) {
-            for (int k = 1 + rnd.nextInt(2); k > 0; k--) extIPs.add(externalIP(rnd.nextInt(8) == 0 ? other(fams) : pick(fams)));
+            for (int k = 1 + rnd.nextInt(2); k > 0; k--) {
+                IpFamily f = rnd.nextInt(8) == 0 ? other(fams) : pick(fams);
+                String ip = shared(f, ports);
+                extIPs.add(claim(ip != null ? ip : externalIP(f), ports));
+            }
         }
         List<ServiceObject.LoadBalancerIngress> ingress = new ArrayList<>();
         List<String> ranges = new ArrayList<>();
         boolean lb = kind == Kind.LOAD_BALANCER;
         if (lb) {
-            for (int k = rnd.nextInt(6) == 0 ? 0 : 1 + rnd.nextInt(2); k > 0; k--) ingress.add(ingress(pick(fams)));
+            for (int k = rnd.nextInt(6) == 0 ? 0 : 1 + rnd.nextInt(2); k > 0; k--) {
+                ServiceObject.LoadBalancerIngress in = ingress(pick(fams), ports);
+                if (in.ip() != null) claim(in.ip(), ports);
+                ingress.add(in);
+            }
             if (rnd.nextInt(3) == 0) ranges.addAll(sourceRanges(fams));
         }
         String affinity = null;
@@ -247,11 +257,33 @@ public final class ClusterGenerator {
         return f == IpFamily.IPV4 ? "192.168." + (100 + n / 250) + "." + (1 + n % 250) : "2001:db8:1::" + Integer.toHexString(n + 1);
     }
 
-    private ServiceObject.LoadBalancerIngress ingress(IpFamily f) {
+    /**
+     * Now and then an address another Service already has on other ports (one VIP or externalIP shared by several
+     * Services, as load-balancer implementations do), never on a port and protocol it already serves; else null.
+     */
+    private String shared(IpFamily f, List<ServiceObject.PortSpec> ports) {
+        if (rnd.nextInt(4) > 0) return null;
+        List<String> free = sharedAddresses.entrySet().stream()
+                .filter(e -> (e.getKey().contains(":") ? IpFamily.IPV6 : IpFamily.IPV4) == f)
+                .filter(e -> ports.stream().noneMatch(p -> e.getValue().contains(p.port() + "/" + p.protocol())))
+                .map(Map.Entry::getKey).toList();
+        return free.isEmpty() ? null : pick(free);
+    }
+
+    private String claim(String ip, List<ServiceObject.PortSpec> ports) {
+        Set<String> used = sharedAddresses.computeIfAbsent(ip, k -> new HashSet<>());
+        ports.forEach(p -> used.add(p.port() + "/" + p.protocol()));
+        return ip;
+    }
+
+    private ServiceObject.LoadBalancerIngress ingress(IpFamily f, List<ServiceObject.PortSpec> ports) {
         if (rnd.nextInt(10) == 0) return new ServiceObject.LoadBalancerIngress(null, "lb" + vips++ + ".example.com", null);
         int n = vips++;
-        String ip = f == IpFamily.IPV4 ? (n < 250 ? "203.0.113." + (n + 1) : "192.168." + (200 + (n - 250) / 250) + "." + (1 + n % 250))
-                : "2001:db8:2::" + Integer.toHexString(n + 1);
+        String ip = shared(f, ports);
+        if (ip == null) {
+            ip = f == IpFamily.IPV4 ? (n < 250 ? "203.0.113." + (n + 1) : "192.168." + (200 + (n - 250) / 250) + "." + (1 + n % 250))
+                    : "2001:db8:2::" + Integer.toHexString(n + 1);
+        }
         String mode = switch (rnd.nextInt(6)) {
             case 0 -> "Proxy";
             case 1, 2 -> "VIP";

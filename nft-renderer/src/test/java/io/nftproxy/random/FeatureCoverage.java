@@ -20,7 +20,7 @@ public final class FeatureCoverage {
     public static final Set<String> ALL = Set.of(
             "type ClusterIP", "type NodePort", "type LoadBalancer", "headless", "type ExternalName",
             "LoadBalancer VIP", "LoadBalancer without VIP", "ipMode VIP", "ipMode Proxy", "ipMode unset", "hostname ingress",
-            "allocateLoadBalancerNodePorts false", "externalIPs", "externalIP of the other family", "loadBalancerSourceRanges",
+            "allocateLoadBalancerNodePorts false", "externalIPs", "address shared by two Services", "externalIP of the other family", "loadBalancerSourceRanges",
             "ClientIP affinity", "ClientIP affinity timeout", "internalTrafficPolicy Local", "externalTrafficPolicy Local",
             "healthCheckNodePort", "trafficDistribution", "zone hints", "node hints", "named port", "unnamed port",
             "several ports", "one number on two protocols", "TCP", "UDP", "SCTP", "IPv4 Service", "IPv6 Service",
@@ -43,6 +43,12 @@ public final class FeatureCoverage {
         if (n.masqueradeAll()) f.add("masqueradeAll");
         if (n.clusterCidrs().isEmpty()) f.add("no cluster CIDR");
         f.add("detect-local " + n.detectLocalMode());
+        Set<String> addresses = new HashSet<>();
+        for (ServiceObject s : c.services()) {
+            Set<String> own = new HashSet<>(s.externalIPs());
+            s.loadBalancerIngress().stream().filter(i -> i.ip() != null).forEach(i -> own.add(i.ip()));
+            for (String a : own) if (!addresses.add(a)) f.add("address shared by two Services");
+        }
         for (ServiceObject s : c.services()) {
             boolean headless = "None".equals(s.clusterIP());
             f.add(headless ? "headless" : "type " + s.type());

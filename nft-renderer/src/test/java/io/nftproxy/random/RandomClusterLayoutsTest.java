@@ -29,8 +29,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * kube-proxy's own rule text.
  */
 class RandomClusterLayoutsTest {
-    /** Seeds that found something before; run first, every time. */
-    static final List<Long> REGRESSION_SEEDS = List.of(1L, 2L, 3L);
+    /**
+     * Seeds run first, every time: a seed that once found a difference goes here with the fix. None has yet; seed 1
+     * is here as the richest of the first 60 (39 Services, 53 of the features of {@link FeatureCoverage#ALL}).
+     */
+    static final List<Long> REGRESSION_SEEDS = List.of(1L);
 
     /** What is wrong with {@code c}: skipped objects, a layout that cannot be written, flows that differ. */
     static List<String> problems(RandomCluster c) { return problems(c, 1); }
@@ -68,10 +71,10 @@ class RandomClusterLayoutsTest {
     @Test
     void aLargeClusterAgreesToo() {
         long t0 = System.nanoTime();
-        RandomCluster c = ClusterGenerator.generate(7, 2_000);
+        RandomCluster c = ClusterGenerator.generate(7, 1_000);
         // Every object rendered and validated, one probe flow in 40 traced: the tracer's cost is per flow.
         List<String> problems = problems(c, 40);
-        System.out.printf("2,000 Services: %d slices, checked in %d ms%n", c.slices().size(), (System.nanoTime() - t0) / 1_000_000);
+        System.out.printf("1,000 Services: %d slices, checked in %d ms%n", c.slices().size(), (System.nanoTime() - t0) / 1_000_000);
         assertEquals(List.of(), problems.subList(0, Math.min(3, problems.size())), c.summary());
     }
 
