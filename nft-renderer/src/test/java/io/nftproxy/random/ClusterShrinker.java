@@ -156,9 +156,12 @@ public final class ClusterShrinker {
                 e.put("loadBalancerSourceRanges", List.of());
                 e.put("healthCheckNodePort", null);
             }),
-            s -> !"NodePort".equals(s.type()) ? null : edit(s, e -> {
+            s -> !"NodePort".equals(s.type()) && !"LoadBalancer".equals(s.type()) ? null : edit(s, e -> {
                 e.put("type", "ClusterIP");
                 e.put("externalTrafficPolicy", null);
+                e.put("loadBalancerIngress", List.of());
+                e.put("loadBalancerSourceRanges", List.of());
+                e.put("healthCheckNodePort", null);
                 e.put("ports", s.ports().stream().map(p -> new ServiceObject.PortSpec(p.name(), p.protocol(), p.port(),
                         p.targetPort(), null)).toList());
             }),
