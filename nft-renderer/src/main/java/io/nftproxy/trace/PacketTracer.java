@@ -25,6 +25,7 @@ import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -70,6 +71,10 @@ public final class PacketTracer {
         }
         Set<IpAddress> local = new HashSet<>(node.localAddresses());
         local.addAll(node.nodeIPs());
+        // Once per trace, not per branch and hook: a fast table of 50k services has 200k chains to look through.
+        Map<String, List<Chain>> bases = table.chains().values().stream().filter(Chain::isBase)
+                .sorted(Comparator.comparingInt(c -> c.hook().priority()))
+                .collect(Collectors.groupingBy(c -> c.hook().hook()));
         List<Trace.Branch> branches = new ArrayList<>();
         // Depth-first over the random picks: run once with a forced prefix of choices (index 0 beyond it), then
         // queue every untried alternative of the choices the run made on its own.
@@ -78,7 +83,7 @@ public final class PacketTracer {
         List<Integer[]> done = new ArrayList<>();
         while (!pending.isEmpty()) {
             List<Integer> forced = pending.pop();
-            Run run = new Run(table, local, p, forced);
+            Run run = new Run(table, bases, local, p, forced);
             branches.add(run.execute());
             done.add(run.taken.toArray(Integer[]::new));
             if (branches.size() > MAX_BRANCHES) {
@@ -103,6 +108,7 @@ public final class PacketTracer {
     /** One linear evaluation of the packet, following the forced choices. */
     private static final class Run {
         private final TableContent table;
+        private final Map<String, List<Chain>> bases;
         private final Set<IpAddress> local;
         private final Packet packet;
         private final NftSyntax syntax;
@@ -125,8 +131,9 @@ public final class PacketTracer {
         private int ruleCount;
         private String service;
 
-        Run(TableContent table, Set<IpAddress> local, Packet packet, List<Integer> forced) {
+        Run(TableContent table, Map<String, List<Chain>> bases, Set<IpAddress> local, Packet packet, List<Integer> forced) {
             this.table = table;
+            this.bases = bases;
             this.local = local;
             this.packet = packet;
             this.syntax = new NftSyntax(table.family(), Capabilities.baseline());
@@ -166,11 +173,7 @@ public final class PacketTracer {
         /** Runs the base chains of one hook in priority order; false if the packet was dropped or rejected. */
         private boolean hook(String name) {
             hook = name;
-            List<Chain> bases = table.chains().values().stream()
-                    .filter(c -> c.isBase() && c.hook().hook().equals(name))
-                    .sorted(Comparator.comparingInt(c -> c.hook().priority()))
-                    .toList();
-            for (Chain c : bases) {
+            for (Chain c : bases.getOrDefault(name, List.of())) {
                 note(c.name(), "base chain " + c.name() + " (type " + c.hook().type() + ", hook " + name
                         + ", priority " + c.hook().priority() + ")");
                 if (chain(c.name(), 0) == Flow.DROP) return false;
