@@ -94,7 +94,7 @@ final class ProxyUnderTest implements AutoCloseable {
             for (String a : node.addresses()) ns.ip("addr", "add", a, "dev", "eth0", "nodad");
             ns.ip("link", "set", "eth0", "up");
             ns.ip("link", "set", "eth1", "up");
-            in = NetnsThread.start(ns.name());
+            in = NetnsThread.start(ns.handle());
             ServerSocket listener = in.call(() -> new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
             relay = new ApiRelay(api.url(), listener);
             Path dir = Files.createTempDirectory("nftp-diff-" + name + "-");
