@@ -100,7 +100,7 @@ class SyncKernelTest {
                 assertTrue(r.success(), () -> ctx + ": " + r);
                 List<String> diff = divergences(client, s, desired);
                 assertTrue(diff.isEmpty(), () -> ctx + ": kernel diverges from the model:\n  " + String.join("\n  ", diff));
-                if ((r.level() == SyncLevel.CONVERGE)) full++; else partial++;
+                if (r.level() == SyncLevel.CONVERGE) full++; else partial++;
                 commands += r.commands();
                 staleDeleted += r.staleChainsDeleted();
                 if (i % 100 == 50) {
@@ -108,7 +108,7 @@ class SyncKernelTest {
                     s = new KernelTable(V4, client);
                     TableContent kernel = client.readTable(V4);
                     SyncResult adopted = s.converge(desired, now);
-                    assertTrue(adopted.success() && (adopted.level() == SyncLevel.CONVERGE) && adopted.commands() == 0, () -> ctx + ": restart adoption: "
+                    assertTrue(adopted.success() && adopted.level() == SyncLevel.CONVERGE && adopted.commands() == 0, () -> ctx + ": restart adoption: "
                             + adopted + "; a plain diff would send:\n" + Differ.diff(kernel, desired).transaction().script(Capabilities.baseline()));
                     full++;
                 }
@@ -130,7 +130,7 @@ class SyncKernelTest {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
                 String wouldSend = Differ.diff(client.readTable(V4), want).transaction().script(Capabilities.baseline());
                 SyncResult r = new KernelTable(V4, client).converge(want, T0.plusSeconds(5));
-                assertTrue(r.success() && (r.level() == SyncLevel.CONVERGE), r::toString);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE, r::toString);
                 assertEquals(0, r.commands(), () -> "adoption rewrote objects that were right; a plain diff against the "
                         + "kernel would send:\n" + wouldSend);
             }
@@ -150,7 +150,7 @@ class SyncKernelTest {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.name())) {
                 KernelTable restarted = new KernelTable(V4, client);
                 SyncResult r = restarted.converge(after, T0.plusSeconds(5));
-                assertTrue(r.success() && (r.level() == SyncLevel.CONVERGE), r::toString);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE, r::toString);
                 assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
                 assertTrue(divergences(client, restarted, after).isEmpty());
             }
@@ -220,7 +220,7 @@ class SyncKernelTest {
                 assertNotEquals(List.of(), divergences(client, s, want), t.getKey() + " changed nothing");
                 now = now.plusSeconds(1);
                 SyncResult r = s.converge(want, now);
-                assertTrue(r.success() && (r.level() == SyncLevel.CONVERGE) && r.commands() > 0, () -> t.getKey() + ": " + r);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE && r.commands() > 0, () -> t.getKey() + ": " + r);
                 assertTrue(divergences(client, s, want).isEmpty(), t.getKey() + " not repaired");
                 System.out.printf("tamper repair (%s): full sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),
                         r.duration().toNanos() / 1e6);

@@ -182,7 +182,7 @@ public final class ProxySync {
 
     /**
      * Brings both tables to the cluster's state, rebuilding only the {@code changed} Services when nothing forces
-     * a sync of everything. The caller must have drained {@code changed} before reading {@code cluster}.
+     * a rebuild or converge ({@link SyncPlanner}). The caller must have drained {@code changed} before reading {@code cluster}.
      */
     public Result sync(ClusterView cluster, ServiceChanges changed, NodeContext node, Instant now) {
         generation++;

@@ -15,7 +15,7 @@ import java.time.Duration;
  *                           the table's command budget, more for a larger one cut by the splitter, 0 when
  *                           nothing was sent or the first part failed
  * @param staleChainsDeleted chains deleted by the separate stale-chain transaction before the main one
- * @param replaced           a full sync found content nftproxy does not write and replaced the table wholesale
+ * @param replaced           a converging sync found content nftproxy does not write and replaced the table wholesale
  * @param longestPart        the longest single transaction sent (one libnftables call, which includes its cache
  *                           listing before the batch): what other nftables users on the node may have waited for
  *                           the commit lock at most; zero when nothing was sent

@@ -75,7 +75,7 @@ class KernelTableTest {
         TableContent want = render(base().snapshot());
         SyncResult r = k.converge(want, T0);
         assertTrue(r.success(), r::toString);
-        assertTrue((r.level() == SyncLevel.CONVERGE));
+        assertTrue(r.level() == SyncLevel.CONVERGE);
         assertEquals(Differ.diff(null, want).transaction().size(), r.commands());
         assertEquals(want, fake.dump(V4));
     }
@@ -88,7 +88,7 @@ class KernelTableTest {
         long calls = fake.applyCalls();
         SyncResult r = k.commit(Differ.diff(want, render(base().snapshot())), SyncLevel.PARTIAL, T0.plusSeconds(1));
         assertTrue(r.success());
-        assertFalse((r.level() == SyncLevel.CONVERGE));
+        assertFalse(r.level() == SyncLevel.CONVERGE);
         assertEquals(0, r.commands());
         assertEquals(calls, fake.applyCalls(), "an empty diff must not reach the kernel");
     }
@@ -247,7 +247,7 @@ class KernelTableTest {
             SyncResult r = converging ? k.converge(desired, now) : k.commit(Differ.diff(model, desired), SyncLevel.PARTIAL, now);
             model = desired;
             String ctx = "seed " + seed + " (-Dsync.seed=" + seed + "), step " + i + " (" + what + "): " + r;
-            assertEquals(converging, (r.level() == SyncLevel.CONVERGE), ctx);
+            assertEquals(converging, r.level() == SyncLevel.CONVERGE, ctx);
             if (r.success()) {
                 assertKernelIsModel(fake, k, desired, ctx);
                 if (failedBefore && i > 0) recoveries++;
@@ -306,7 +306,7 @@ class KernelTableTest {
         assertEquals(NftException.Kind.NOT_FOUND, partial.errorKind());
         assertNull(fake.dump(V4));
         SyncResult full = k.converge(want, T0.plusSeconds(2));
-        assertTrue(full.success() && (full.level() == SyncLevel.CONVERGE), full::toString);
+        assertTrue(full.success() && full.level() == SyncLevel.CONVERGE, full::toString);
         assertEquals(want, fake.dump(V4));
     }
 
@@ -317,7 +317,7 @@ class KernelTableTest {
         long calls = fake.applyCalls();
 
         SyncResult r = new KernelTable(V4, fake).converge(want, T0.plusSeconds(1));
-        assertTrue((r.level() == SyncLevel.CONVERGE) && r.success());
+        assertTrue(r.level() == SyncLevel.CONVERGE && r.success());
         assertEquals(0, r.commands());
         assertEquals(calls, fake.applyCalls());
     }
@@ -328,7 +328,7 @@ class KernelTableTest {
         new KernelTable(V4, fake).converge(before, T0);
         TableContent after = render(withDb().snapshot());
         SyncResult r = new KernelTable(V4, fake).converge(after, T0.plusSeconds(1));
-        assertTrue((r.level() == SyncLevel.CONVERGE) && r.success());
+        assertTrue(r.level() == SyncLevel.CONVERGE && r.success());
         assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
         for (Command c : fake.lastTransaction().commands()) assertTrue(mentions(c, "db"), c::toString);
     }

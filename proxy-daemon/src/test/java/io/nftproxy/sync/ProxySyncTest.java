@@ -47,10 +47,11 @@ class ProxySyncTest {
         Renderer.Rendering want = Renderer.upstream().render(cluster1().snapshot(), TestClusters.node());
         for (IpFamily f : IpFamily.values()) {
             assertEquals(want.table(f), fake.dump(f), f.toString());
-            assertTrue((r.families().get(f).level() == SyncLevel.CONVERGE));
+            assertEquals(SyncLevel.CONVERGE, r.families().get(f).level());
         }
         ProxySync.Result again = sync.sync(cluster1().snapshot(), TestClusters.node(), T0.plusSeconds(1));
-        for (IpFamily f : IpFamily.values()) assertFalse((again.families().get(f).level() == SyncLevel.CONVERGE));
+        // A snapshot is the whole cluster handed over again: a rebuild, the kernel is not read.
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.REBUILD, again.families().get(f).level());
     }
 
     @Test
@@ -68,10 +69,30 @@ class ProxySyncTest {
         assertTrue(r.success(), r::toString);
         assertTrue(r.level().wholeCluster());
         assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE_CONTEXT), r.plan().reasons());
-        for (IpFamily f : IpFamily.values()) assertFalse((r.families().get(f).level() == SyncLevel.CONVERGE), f.toString());
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.REBUILD, r.families().get(f).level(), f.toString());
         assertEquals(reads, fake.readCalls(), "the model is what the kernel holds; nothing to read back");
         assertTrue(r.families().get(IpFamily.IPV4).commands() > 0, "the node-port addresses changed");
         for (IpFamily f : IpFamily.values()) assertEquals(Renderer.upstream().render(withNodePort.snapshot(), moved).table(f), fake.dump(f));
+    }
+
+    /** issue 26: a Node object change is a rebuild for the reason "the Node changed", and sends nothing it did not move. */
+    @Test
+    void aNodeObjectChangeIsARebuildForThatReason() {
+        FakeNftClient fake = new FakeNftClient();
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of());
+        sync.sync(cluster1().snapshot(), TestClusters.node(), T0);
+        long reads = fake.readCalls();
+        ProxySync.Result r = sync.sync(ClusterView.of(cluster1().snapshot()),
+                new ServiceChanges(java.util.Set.of(ServiceChanges.Wide.NODE), java.util.Set.of()), TestClusters.node(), T0.plusSeconds(1));
+        assertTrue(r.success(), r::toString);
+        assertEquals(SyncLevel.REBUILD, r.level());
+        assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE), r.plan().reasons());
+        assertEquals("the Node object changed", SyncPlanner.Reason.NODE.toString());
+        for (IpFamily f : IpFamily.values()) {
+            assertEquals(SyncLevel.REBUILD, r.families().get(f).level());
+            assertEquals(0, r.families().get(f).commands(), "the node context did not move: nothing to send");
+        }
+        assertEquals(reads, fake.readCalls());
     }
 
     @Test

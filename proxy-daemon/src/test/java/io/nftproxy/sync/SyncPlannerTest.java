@@ -120,6 +120,42 @@ class SyncPlannerTest {
         assertEquals(Set.of(WHOLE_CLUSTER), relisted.reasons());
     }
 
+    /** issue 26: the store says why, the planner decides: each reason that concerns every Service, and its level. */
+    @Test
+    void eachClusterWideChangeIsARebuildForItsOwnReason() {
+        run(ServiceChanges.WHOLE_CLUSTER, node, T0, true, true);
+        SyncPlanner.Plan nodeObject = run(wide(ServiceChanges.Wide.NODE), node, T0.plusSeconds(1), true, true);
+        assertEquals(SyncLevel.REBUILD, nodeObject.level());
+        assertEquals(Set.of(SyncPlanner.Reason.NODE), nodeObject.reasons(), "a Node change is the Node's, not a relist");
+        assertFalse(nodeObject.rerender(), "the node context is the same: the models compare inputs");
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.REBUILD, nodeObject.level(f));
+
+        SyncPlanner.Plan cidrs = run(wide(ServiceChanges.Wide.SERVICE_CIDRS), node, T0.plusSeconds(2), true, true);
+        assertEquals(SyncLevel.REBUILD, cidrs.level());
+        assertEquals(Set.of(SyncPlanner.Reason.SERVICE_CIDRS), cidrs.reasons());
+        assertTrue(cidrs.rerender(), "every port renders against the ServiceCIDRs");
+
+        SyncPlanner.Plan whole = run(ServiceChanges.WHOLE_CLUSTER, node, T0.plusSeconds(3), true, true);
+        assertEquals(Set.of(WHOLE_CLUSTER), whole.reasons());
+        assertTrue(whole.rerender());
+
+        SyncPlanner.Plan partial = run(ONE, node, T0.plusSeconds(4), true, true);
+        assertEquals(SyncLevel.PARTIAL, partial.level());
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.PARTIAL, partial.level(f));
+    }
+
+    @Test
+    void aFamilyConvergesWhileTheOtherRebuilds() {
+        run(ServiceChanges.WHOLE_CLUSTER, node, T0, true, true);
+        run(ONE, node, T0.plusSeconds(1), false, true);
+        SyncPlanner.Plan p = run(ONE, node, T0.plusSeconds(2), true, true);
+        assertEquals(SyncLevel.CONVERGE, p.level());
+        assertEquals(SyncLevel.CONVERGE, p.level(IpFamily.IPV4));
+        assertEquals(SyncLevel.REBUILD, p.level(IpFamily.IPV6), "every Service is rebuilt, the IPv6 table is not read back");
+    }
+
+    private static ServiceChanges wide(ServiceChanges.Wide w) { return new ServiceChanges(Set.of(w), Set.of()); }
+
     @Test
     void anAbandonedSyncIsFollowedByReadingBothTablesBack() {
         run(ServiceChanges.WHOLE_CLUSTER, node, T0, true, true);
