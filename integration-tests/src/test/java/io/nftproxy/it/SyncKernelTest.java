@@ -40,7 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@link KernelTable} against the real kernel in a throwaway namespace, through in-process libnftables: the kernel
  * holds exactly the model after every sync of a long random walk; a restarted syncer adopts what is there without
- * rewriting it; foreign rules and tampering are repaired by a full sync.
+ * rewriting it; foreign rules and tampering are repaired by a converging sync.
  */
 class SyncKernelTest {
     private static final Set<TableComparison.Tolerance> JSON_GAPS = Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED);
@@ -222,7 +222,7 @@ class SyncKernelTest {
                 SyncResult r = s.converge(want, now);
                 assertTrue(r.success() && r.level() == SyncLevel.CONVERGE && r.commands() > 0, () -> t.getKey() + ": " + r);
                 assertTrue(divergences(client, s, want).isEmpty(), t.getKey() + " not repaired");
-                System.out.printf("tamper repair (%s): full sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),
+                System.out.printf("tamper repair (%s): converge sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),
                         r.duration().toNanos() / 1e6);
             }
         }

@@ -167,7 +167,7 @@ public final class TableModel {
 
     /**
      * Forgets everything and renders every service port of {@code state} afresh; returns the whole table, for a
-     * full sync that diffs against the kernel. Later {@link #update}s continue from this state.
+     * converging sync that diffs against the kernel. Later {@link #update}s continue from this state.
      */
     public Renderer.Table rebuild(ProxyState state, NodeContext newNode) {
         if (state.family() != family) throw new IllegalArgumentException("family mismatch");

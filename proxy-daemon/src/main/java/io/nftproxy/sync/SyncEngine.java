@@ -31,7 +31,6 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -86,8 +85,6 @@ public final class SyncEngine {
      */
     public record Report(ProxySync.Result result, NodeContext node, CleanupReport conntrack) {
         public boolean success() { return result.success(); }
-
-        public SyncLevel level() { return result.level(); }
     }
 
     private final ProxyConfig config;
@@ -108,13 +105,13 @@ public final class SyncEngine {
 
     /**
      * @param client             the node's nft client; every call is watched for hanging
-     * @param verifier           wraps the watched client and proves a table unchanged without listing it, or
-     *                           returns null to converge on the timer by reading the tables back (decided here, once)
+     * @param tracking           wraps the watched client in the tracker that proves a table unchanged on the timer
+     *                           without listing it ({@link GenerationTracker#verify}, the planner's verifier)
      * @param nodeObjectOptional true for a manifest source: a node that runs without a cluster has no Node object,
      *                           and that must not make /healthz fail
      */
     public SyncEngine(ProxyConfig config, boolean nodeObjectOptional, NftClient client,
-                      Function<NftClient, GenerationTracker> verifier, ClusterStore store, ProxyHealth health,
+                      Function<NftClient, GenerationTracker> tracking, ClusterStore store, ProxyHealth health,
                       ProxyMetrics metrics, HealthCheckNodePorts healthCheckNodePorts, NodeAccess node, Clock clock) {
         this.config = config;
         this.nodeObjectOptional = nodeObjectOptional;
@@ -124,10 +121,8 @@ public final class SyncEngine {
         this.node = node;
         this.clock = clock;
         this.client = new WatchedNftClient(client, System::nanoTime);
-        GenerationTracker tracker = verifier.apply(this.client);
-        this.proxySync = tracker == null
-                ? new ProxySync(this.client, null, config.renderer(), config.convergePeriod(), ownPorts(config))
-                : new ProxySync(tracker, tracker::verify, config.renderer(), config.convergePeriod(), ownPorts(config));
+        GenerationTracker tracker = tracking.apply(this.client);
+        this.proxySync = new ProxySync(tracker, tracker::verify, config.renderer(), config.convergePeriod(), ownPorts(config));
         this.followUps = new SyncFollowUps(node, healthCheckNodePorts, metrics);
         health.unhealthyWhile(tamper::unhealthyCause);
         health.unhealthyWhile(now -> this.client.waiting());
@@ -216,7 +211,7 @@ public final class SyncEngine {
             // would keep a deleted service's empty chain until the periodic run (upstream keeps it until any later
             // sync). The deadline is on the wall clock: one stepped back since would put it as far away as the step,
             // so the wait is never longer than the grace (KernelTable then takes the grace as run out).
-            return nextDeadline()
+            return proxySync.nextDeadline()
                     .map(at -> {
                         Duration wait = Duration.between(clock.instant(), at);
                         return SyncRunner.Outcome.again((wait.compareTo(KernelTable.STALE_CHAIN_GRACE) > 0 ? KernelTable.STALE_CHAIN_GRACE : wait)
@@ -227,8 +222,6 @@ public final class SyncEngine {
             lastRunNanos = System.nanoTime();
         }
     }
-
-    private Optional<Instant> nextDeadline() { return proxySync.nextDeadline(); }
 
     /**
      * The whole cluster, synced once on the calling thread ({@code run --once}): after a successful sync the stale
