@@ -155,8 +155,8 @@ public final class SyncEngine {
     }
 
     /**
-     * Starts the sync loop on {@code scheduler}, gated by {@code lifecycle}; every change the store records asks
-     * for a sync. Syncs only run once {@link #requestSync} is called.
+     * Starts the sync loop on {@code scheduler}, gated by {@code lifecycle}; every change the store records, and
+     * every {@link #requestSync}, asks for a sync.
      */
     public void start(SyncRunner.Scheduler scheduler, Lifecycle lifecycle) {
         this.scheduler = scheduler;
