@@ -51,13 +51,13 @@ class RunOnceKernelTest {
                 for (IpFamily f : IpFamily.values()) {
                     TableContent t = KernelTableParser.parse(ns.listTable(f));
                     assertTrue(t.ruleCount() > 10 && !t.elements("service-ips").isEmpty(), () -> mode + " " + f + ": " + t);
-                    assertTrue(first.out().contains("applied table " + f.nftFamily() + " kube-proxy: full sync"), first.out());
+                    assertTrue(first.out().contains("applied table " + f.nftFamily() + " kube-proxy: converge sync"), first.out());
                 }
                 String before = ns.listTable(IpFamily.IPV4);
                 CliRun second = run(args(ns, "--nft-mode", mode));
                 assertEquals(ExitCodes.OK, second.exit(), second::err);
-                assertTrue(second.out().contains("applied table ip kube-proxy: full sync, 0 commands"), second.out());
-                assertTrue(second.out().contains("applied table ip6 kube-proxy: full sync, 0 commands"), second.out());
+                assertTrue(second.out().contains("applied table ip kube-proxy: converge sync, 0 commands"), second.out());
+                assertTrue(second.out().contains("applied table ip6 kube-proxy: converge sync, 0 commands"), second.out());
                 assertEquals(before, ns.listTable(IpFamily.IPV4), "the second run changed the kernel's table");
             }
         }

@@ -15,6 +15,7 @@ import io.nftproxy.nft.Capabilities;
 import io.nftproxy.readback.Json;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.render.Renderer;
+import io.nftproxy.sync.SyncLevel;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.KernelTable;
 import org.junit.jupiter.api.Assumptions;
@@ -39,7 +40,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@link KernelTable} against the real kernel in a throwaway namespace, through in-process libnftables: the kernel
  * holds exactly the model after every sync of a long random walk; a restarted syncer adopts what is there without
- * rewriting it; foreign rules and tampering are repaired by a full sync.
+ * rewriting it; foreign rules and tampering are repaired by a converging sync.
  */
 class SyncKernelTest {
     private static final Set<TableComparison.Tolerance> JSON_GAPS = Set.of(TableComparison.Tolerance.CHAIN_COMMENTS_UNREPORTED);
@@ -93,13 +94,13 @@ class SyncKernelTest {
                 if (i > 0) what = walk.step();
                 TableContent desired = render(walk.snapshot());
                 now = now.plusMillis(300);
-                SyncResult r = model == null ? s.converge(desired, now) : s.commit(Differ.diff(model, desired), now);
+                SyncResult r = model == null ? s.converge(desired, now) : s.commit(Differ.diff(model, desired), SyncLevel.PARTIAL, now);
                 model = desired;
                 String ctx = "seed " + seed + " (replay with -Dsync.seed=" + seed + "), step " + i + " (" + what + ")";
                 assertTrue(r.success(), () -> ctx + ": " + r);
                 List<String> diff = divergences(client, s, desired);
                 assertTrue(diff.isEmpty(), () -> ctx + ": kernel diverges from the model:\n  " + String.join("\n  ", diff));
-                if (r.full()) full++; else partial++;
+                if (r.level() == SyncLevel.CONVERGE) full++; else partial++;
                 commands += r.commands();
                 staleDeleted += r.staleChainsDeleted();
                 if (i % 100 == 50) {
@@ -107,7 +108,7 @@ class SyncKernelTest {
                     s = new KernelTable(V4, client);
                     TableContent kernel = client.readTable(V4);
                     SyncResult adopted = s.converge(desired, now);
-                    assertTrue(adopted.success() && adopted.full() && adopted.commands() == 0, () -> ctx + ": restart adoption: "
+                    assertTrue(adopted.success() && adopted.level() == SyncLevel.CONVERGE && adopted.commands() == 0, () -> ctx + ": restart adoption: "
                             + adopted + "; a plain diff would send:\n" + Differ.diff(kernel, desired).transaction().script(Capabilities.baseline()));
                     full++;
                 }
@@ -129,7 +130,7 @@ class SyncKernelTest {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 String wouldSend = Differ.diff(client.readTable(V4), want).transaction().script(Capabilities.baseline());
                 SyncResult r = new KernelTable(V4, client).converge(want, T0.plusSeconds(5));
-                assertTrue(r.success() && r.full(), r::toString);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE, r::toString);
                 assertEquals(0, r.commands(), () -> "adoption rewrote objects that were right; a plain diff against the "
                         + "kernel would send:\n" + wouldSend);
             }
@@ -149,7 +150,7 @@ class SyncKernelTest {
             try (LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle())) {
                 KernelTable restarted = new KernelTable(V4, client);
                 SyncResult r = restarted.converge(after, T0.plusSeconds(5));
-                assertTrue(r.success() && r.full(), r::toString);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE, r::toString);
                 assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
                 assertTrue(divergences(client, restarted, after).isEmpty());
             }
@@ -219,9 +220,9 @@ class SyncKernelTest {
                 assertNotEquals(List.of(), divergences(client, s, want), t.getKey() + " changed nothing");
                 now = now.plusSeconds(1);
                 SyncResult r = s.converge(want, now);
-                assertTrue(r.success() && r.full() && r.commands() > 0, () -> t.getKey() + ": " + r);
+                assertTrue(r.success() && r.level() == SyncLevel.CONVERGE && r.commands() > 0, () -> t.getKey() + ": " + r);
                 assertTrue(divergences(client, s, want).isEmpty(), t.getKey() + " not repaired");
-                System.out.printf("tamper repair (%s): full sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),
+                System.out.printf("tamper repair (%s): converge sync of %d commands in %.1f ms%n", t.getKey(), r.commands(),
                         r.duration().toNanos() / 1e6);
             }
         }

@@ -35,8 +35,9 @@ import java.util.TreeMap;
  * {@code Differ.diff(previous full table, Renderer.render(...))} would do to the kernel.
  *
  * <p>Protocol, as with {@link Differ}: apply each returned diff, then delete its stale chains in a later
- * transaction ({@link Differ#deletingChains}). Changes to the node context or the ServiceCIDRs re-render
- * everything and diff the whole table. Not thread-safe: one sync loop owns it.
+ * transaction ({@link Differ#deletingChains}). Whether a change re-renders every port ({@link #rerender}: the node
+ * context or the ServiceCIDRs changed) or compares inputs ({@link #sync}, {@link #update}) is the caller's decision
+ * (the daemon's planner), not the model's. Not thread-safe: one sync loop owns it.
  */
 public final class TableModel {
     /** A service port's new inputs; {@code port == null} means the service port is gone. */
@@ -75,12 +76,14 @@ public final class TableModel {
     /**
      * Brings the model to {@code state} and returns the transaction from the previous state. Finds the changed
      * ports by comparing inputs (identity first, so a state built from shared objects costs a reference compare
-     * per port); the first call returns the transaction that creates the whole table.
+     * per port); the first call returns the transaction that creates the whole table. The node context and the
+     * ServiceCIDRs must be those of the last render: a change of either is a {@link #rerender}.
      */
-    public Differ.Diff sync(ProxyState state, NodeContext newNode) {
+    public Differ.Diff sync(ProxyState state, NodeContext sameNode) {
         if (state.family() != family) throw new IllegalArgumentException("family mismatch");
-        if (!committed || !newNode.equals(node) || !state.serviceCidrs().equals(serviceCidrs)) {
-            return rerender(state, newNode);
+        if (!committed) return rerender(state, sameNode);
+        if (!sameNode.equals(node) || !state.serviceCidrs().equals(serviceCidrs)) {
+            throw new IllegalArgumentException("the node context or the ServiceCIDRs changed since the last render: that needs rerender()");
         }
         List<Change> changes = new ArrayList<>();
         int kept = 0;
@@ -164,7 +167,7 @@ public final class TableModel {
 
     /**
      * Forgets everything and renders every service port of {@code state} afresh; returns the whole table, for a
-     * full sync that diffs against the kernel. Later {@link #update}s continue from this state.
+     * converging sync that diffs against the kernel. Later {@link #update}s continue from this state.
      */
     public Renderer.Table rebuild(ProxyState state, NodeContext newNode) {
         if (state.family() != family) throw new IllegalArgumentException("family mismatch");
@@ -172,7 +175,9 @@ public final class TableModel {
         return table();
     }
 
-    private Differ.Diff rerender(ProxyState state, NodeContext newNode) {
+    /** Renders every port of {@code state} afresh and returns the diff of the whole table from the previous one. */
+    public Differ.Diff rerender(ProxyState state, NodeContext newNode) {
+        if (state.family() != family) throw new IllegalArgumentException("family mismatch");
         TableContent old = committed ? table().table() : null;
         renderAll(state, newNode);
         return Differ.diff(old, table().table());

@@ -46,7 +46,8 @@ class TableModelTest {
         try {
             for (int i = 0; i < 600; i++) {
                 last = walk.step();
-                if (i % 97 == 96) {
+                boolean nodeMoved = i % 97 == 96;
+                if (nodeMoved) {
                     node = node.withLocalAddresses(List.of(IpAddress.parse("192.168.10.20"), IpAddress.parse("192.168.10." + (30 + i % 50))));
                     last += " + node addresses";
                 }
@@ -57,7 +58,7 @@ class TableModelTest {
                 fullKernel.apply(io.nftproxy.diff.CommittedTables.deleteChains(Differ.committed(want.table(), full.staleChains()), full.staleChains()));
                 applied = want.table();
 
-                Differ.Diff d = inc.sync(st, node);
+                Differ.Diff d = nodeMoved ? inc.rerender(st, node) : inc.sync(st, node);
                 incKernel.apply(d.transaction());
                 incKernel.apply(Differ.deletingChains(IpFamily.IPV4, d.staleChains()));
 

@@ -16,6 +16,7 @@ import io.nftproxy.source.LoadResult;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.source.ManifestLoader;
 import io.nftproxy.source.api.ApiServer;
+import io.nftproxy.sync.SyncEngine;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.systemd.SdNotify;
 import org.slf4j.Logger;
@@ -79,11 +80,11 @@ final class DaemonLauncher {
         Wired wired = wire(config, OwnProcesses.thisProcess(), new SdNotify(java.util.Map.of()));
         try (ProxyDaemon daemon = wired.daemon()) {
             probe(wired);
-            ProxyDaemon.Once once = daemon.runOnce(load.snapshot());
+            SyncEngine.Report once = daemon.runOnce(load.snapshot());
             int exit = ExitCodes.OK;
             for (SyncResult r : once.result().families().values()) {
                 if (r.success()) {
-                    out.println("applied table " + r.family().nftFamily() + " kube-proxy: " + r.kind().name().toLowerCase(Locale.ROOT)
+                    out.println("applied table " + r.family().nftFamily() + " kube-proxy: " + r.level().label()
                             + " sync, " + r.commands() + " commands" + (r.replaced() ? " (foreign content replaced)" : "")
                             + ", " + r.duration().toMillis() + " ms");
                 } else if (r.errorKind() == NftException.Kind.PERMISSION) {

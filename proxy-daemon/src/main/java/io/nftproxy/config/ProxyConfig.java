@@ -26,7 +26,7 @@ import java.util.function.Function;
  * @param clusterCidrs      pod network ranges (the local-traffic detector), at most one per family
  * @param minSyncPeriod     least time between the end of one sync and the start of the next
  * @param syncPeriod        retry interval after a failed sync; health times out after twice this
- * @param fullSyncPeriod    a full (read-back and verify) sync at least this often
+ * @param convergePeriod    each table is converged on (read back, or proved unchanged by its generation) at least this often
  * @param configSyncPeriod  informer resync period
  * @param nftMode           how nftables is driven (--nft-mode; no field in the file)
  * @param logging           verbosity and format (kube-proxy's -v and --logging-format)
@@ -41,7 +41,7 @@ import java.util.function.Function;
 public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, NodePortAddresses nodePortAddresses,
                           boolean masqueradeAll, int masqueradeBit, InetSocketAddress healthzBindAddress,
                           InetSocketAddress metricsBindAddress, Duration minSyncPeriod, Duration syncPeriod,
-                          Duration fullSyncPeriod, Duration configSyncPeriod, Path kubeconfig, Path manifests,
+                          Duration convergePeriod, Duration configSyncPeriod, Path kubeconfig, Path manifests,
                           NftClients.Mode nftMode, LogSettings logging,
                           ConntrackSettings conntrack, LocalDetection detectLocal, IpAddress bindAddress,
                           List<IpAddress> nodeIPs, TableLayout tableLayout, boolean refuseExternalIPOverlaps) {
@@ -171,7 +171,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
         public InetSocketAddress metricsBindAddress;
         public Duration minSyncPeriod;
         public Duration syncPeriod;
-        public Duration fullSyncPeriod;
+        public Duration convergePeriod;
         public Duration configSyncPeriod;
         public Path kubeconfig;
         public Path manifests;
@@ -195,7 +195,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
             metricsBindAddress = c.metricsBindAddress;
             minSyncPeriod = c.minSyncPeriod;
             syncPeriod = c.syncPeriod;
-            fullSyncPeriod = c.fullSyncPeriod;
+            convergePeriod = c.convergePeriod;
             configSyncPeriod = c.configSyncPeriod;
             kubeconfig = c.kubeconfig;
             manifests = c.manifests;
@@ -214,7 +214,7 @@ public record ProxyConfig(String hostnameOverride, List<IpPrefix> clusterCidrs, 
 
         public ProxyConfig build() {
             return new ProxyConfig(hostnameOverride, clusterCidrs, nodePortAddresses, masqueradeAll, masqueradeBit,
-                    healthzBindAddress, metricsBindAddress, minSyncPeriod, syncPeriod, fullSyncPeriod, configSyncPeriod,
+                    healthzBindAddress, metricsBindAddress, minSyncPeriod, syncPeriod, convergePeriod, configSyncPeriod,
                     kubeconfig, manifests, nftMode, logging, conntrack, detectLocal, bindAddress, nodeIPs, tableLayout,
                     refuseExternalIPOverlaps);
         }

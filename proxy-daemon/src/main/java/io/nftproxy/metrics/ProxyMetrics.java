@@ -24,6 +24,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -45,6 +46,7 @@ public final class ProxyMetrics {
 
     private final PrometheusRegistry registry;
     private final Histogram syncDuration;
+    private final Clock clock;
     private final Histogram fullSyncDuration;
     private final Histogram partialSyncDuration;
     private final Gauge lastSync;
@@ -62,7 +64,9 @@ public final class ProxyMetrics {
     private final Histogram conntrackReconcile;
     private final Counter conntrackDeleted;
 
-    public ProxyMetrics(PrometheusRegistry registry, boolean jvm) {
+    /** @param clock the wall clock the last-sync and last-queued timestamps read */
+    public ProxyMetrics(PrometheusRegistry registry, boolean jvm, Clock clock) {
+        this.clock = clock;
         this.registry = registry;
         // Without exemplars (there is no tracer to take them from): their sampler starts a scheduler thread of its own.
         syncDuration = Histogram.builder().name("kubeproxy_sync_proxy_rules_duration_seconds")
@@ -148,15 +152,19 @@ public final class ProxyMetrics {
                 .callback(c -> byKind.get().forEach((kind, n) -> c.call(n, kind))).register(registry);
     }
 
-    public void sync(IpFamily f, boolean full, Duration took, int commands) {
+    /**
+     * One family's successful sync. {@code wholeCluster}: every Service was looked at (a rebuild or a converge,
+     * whether the kernel was read back or not), which kube-proxy times in its full-sync histogram.
+     */
+    public void sync(IpFamily f, boolean wholeCluster, Duration took, int commands) {
         double s = took.toNanos() / 1e9;
         syncDuration.labelValues(f.apiName()).observe(s);
-        (full ? fullSyncDuration : partialSyncDuration).labelValues(f.apiName()).observe(s);
-        lastSync.labelValues(f.apiName()).set(System.currentTimeMillis() / 1000.0);
+        (wholeCluster ? fullSyncDuration : partialSyncDuration).labelValues(f.apiName()).observe(s);
+        lastSync.labelValues(f.apiName()).set(clock.millis() / 1000.0);
         transactionCommands.labelValues(f.apiName()).inc(commands);
     }
 
-    public void queued(IpFamily f) { lastQueued.labelValues(f.apiName()).set(System.currentTimeMillis() / 1000.0); }
+    public void queued(IpFamily f) { lastQueued.labelValues(f.apiName()).set(clock.millis() / 1000.0); }
     public void syncFailed(IpFamily f) { syncFailures.labelValues(f.apiName()).inc(); }
     public void cleanupFailed(IpFamily f) { cleanupFailures.labelValues(f.apiName()).inc(); }
     public void programmingLatency(IpFamily f, Duration d) { programmingLatency.labelValues(f.apiName()).observe(d.toNanos() / 1e9); }

@@ -11,6 +11,7 @@ import io.nftproxy.proxy.ProxyStateBuilder;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -18,7 +19,6 @@ import java.util.Set;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Besides the objects it records which Services changed since the sync loop last {@link #drainChanges drained}
  * them, by {@code namespace/name}: a Service object's change, or a change to an EndpointSlice whose
  * {@code kubernetes.io/service-name} label, before or after, names it. Slices are indexed by that Service, so a sync
- * reads one Service's objects without looking at the others. Nodes and ServiceCIDRs change everything.
+ * reads one Service's objects without looking at the others. A Node or ServiceCIDR change is recorded as such
+ * ({@link ServiceChanges.Wide}); how much a sync then does is the planner's decision, not the store's.
  *
  * <p>Nothing may be programmed before Services and EndpointSlices have both been listed once: with only one of
  * them, every service would look endpoint-less and be rejected ({@link #ready()}).
@@ -43,8 +44,9 @@ public final class ClusterStore implements ClusterView {
     private final Map<String, ServiceCidrObject> cidrs = new ConcurrentHashMap<>();
     private final Map<String, Instant> pendingTriggers = new ConcurrentHashMap<>();
     private final Set<String> changedServices = ConcurrentHashMap.newKeySet();
-    /** The first drain is everything: nothing was synced before it. */
-    private final AtomicBoolean everythingChanged = new AtomicBoolean(true);
+    /** Changes that concern every Service since the last drain; the first drain hands over the whole cluster. */
+    private final Set<ServiceChanges.Wide> wideChanges = ConcurrentHashMap.newKeySet();
+    { wideChanges.add(ServiceChanges.Wide.WHOLE_CLUSTER); }
     private volatile boolean servicesListed;
     private volatile boolean slicesListed;
     private volatile boolean nodesListed = true;
@@ -127,10 +129,10 @@ public final class ClusterStore implements ClusterView {
         changed(ProxyStateBuilder.serviceKey(prev), null);
     }
 
-    public void upsertNode(NodeObject n) { if (!Objects.equals(nodes.put(key(n.meta()), n), n)) changedEverything(); }
-    public void deleteNode(ObjectMeta m) { if (nodes.remove(key(m)) != null) changedEverything(); }
-    public void upsertServiceCidr(ServiceCidrObject c) { if (!Objects.equals(cidrs.put(key(c.meta()), c), c)) changedEverything(); }
-    public void deleteServiceCidr(ObjectMeta m) { if (cidrs.remove(key(m)) != null) changedEverything(); }
+    public void upsertNode(NodeObject n) { if (!Objects.equals(nodes.put(key(n.meta()), n), n)) changedWide(ServiceChanges.Wide.NODE); }
+    public void deleteNode(ObjectMeta m) { if (nodes.remove(key(m)) != null) changedWide(ServiceChanges.Wide.NODE); }
+    public void upsertServiceCidr(ServiceCidrObject c) { if (!Objects.equals(cidrs.put(key(c.meta()), c), c)) changedWide(ServiceChanges.Wide.SERVICE_CIDRS); }
+    public void deleteServiceCidr(ObjectMeta m) { if (cidrs.remove(key(m)) != null) changedWide(ServiceChanges.Wide.SERVICE_CIDRS); }
 
     public void servicesListed() { servicesListed = true; changed(null, null); }
     public void endpointSlicesListed() { slicesListed = true; changed(null, null); }
@@ -176,30 +178,33 @@ public final class ClusterStore implements ClusterView {
         Set<String> touched = new HashSet<>();
         touched.addAll(swapServices(s.services()));
         touched.addAll(swapEndpointSlices(s.endpointSlices()));
-        boolean everything = replace(nodes, byKey(s.nodes(), NodeObject::meta));
-        everything |= replace(cidrs, byKey(s.serviceCidrs(), ServiceCidrObject::meta));
+        Set<ServiceChanges.Wide> wide = EnumSet.noneOf(ServiceChanges.Wide.class);
+        if (replace(nodes, byKey(s.nodes(), NodeObject::meta))) wide.add(ServiceChanges.Wide.NODE);
+        if (replace(cidrs, byKey(s.serviceCidrs(), ServiceCidrObject::meta))) wide.add(ServiceChanges.Wide.SERVICE_CIDRS);
         nodesListed = true;
         cidrsListed = true;
-        recordReplaced(touched, everything);
+        recordReplaced(touched, wide);
     }
 
     /** Every Service there is, after a (re)list: those missing are deleted, only real changes are recorded. */
-    public void replaceServices(List<ServiceObject> all) { recordReplaced(swapServices(all), false); }
+    public void replaceServices(List<ServiceObject> all) { recordReplaced(swapServices(all), Set.of()); }
 
     /** Every EndpointSlice there is, after a (re)list. */
-    public void replaceEndpointSlices(List<EndpointSliceObject> all) { recordReplaced(swapEndpointSlices(all), false); }
+    public void replaceEndpointSlices(List<EndpointSliceObject> all) { recordReplaced(swapEndpointSlices(all), Set.of()); }
 
     /** Every Node the source watches (this node's, by field selector), after a (re)list. */
-    public void replaceNodes(List<NodeObject> all) { recordReplaced(Set.of(), replace(nodes, byKey(all, NodeObject::meta))); }
-
-    public void replaceServiceCidrs(List<ServiceCidrObject> all) {
-        recordReplaced(Set.of(), replace(cidrs, byKey(all, ServiceCidrObject::meta)));
+    public void replaceNodes(List<NodeObject> all) {
+        recordReplaced(Set.of(), replace(nodes, byKey(all, NodeObject::meta)) ? Set.of(ServiceChanges.Wide.NODE) : Set.of());
     }
 
-    private void recordReplaced(Set<String> touched, boolean everything) {
-        if (everything) everythingChanged.set(true);
+    public void replaceServiceCidrs(List<ServiceCidrObject> all) {
+        recordReplaced(Set.of(), replace(cidrs, byKey(all, ServiceCidrObject::meta)) ? Set.of(ServiceChanges.Wide.SERVICE_CIDRS) : Set.of());
+    }
+
+    private void recordReplaced(Set<String> touched, Set<ServiceChanges.Wide> wide) {
+        wideChanges.addAll(wide);
         changedServices.addAll(touched);
-        if (everything || !touched.isEmpty()) changed(null, null);
+        if (!wide.isEmpty() || !touched.isEmpty()) changed(null, null);
     }
 
     private Set<String> swapServices(List<ServiceObject> all) {
@@ -247,16 +252,18 @@ public final class ClusterStore implements ClusterView {
     }
 
     /**
-     * The Services changed since the last call, or everything (the first call, a Node or ServiceCIDR change). Call
-     * it before reading the objects: a change recorded meanwhile is then seen now and again by the next drain.
+     * The Services changed since the last call, and the changes that concern them all (the first call hands over the
+     * whole cluster). Call it before reading the objects: a change recorded meanwhile is then seen now and again by
+     * the next drain.
      */
     public ServiceChanges drainChanges() {
-        boolean all = everythingChanged.getAndSet(false);
+        Set<ServiceChanges.Wide> wide = EnumSet.noneOf(ServiceChanges.Wide.class);
+        wideChanges.removeIf(wide::add);
         servicesPending.clear();
         slicesPending.set(0);
         Set<String> keys = new HashSet<>();
         changedServices.removeIf(keys::add);
-        return all ? ServiceChanges.ALL : ServiceChanges.of(keys);
+        return new ServiceChanges(wide, keys);
     }
 
     @Override public Set<String> serviceKeys() {
@@ -337,8 +344,8 @@ public final class ClusterStore implements ClusterView {
         onChange.run();
     }
 
-    private void changedEverything() {
-        everythingChanged.set(true);
+    private void changedWide(ServiceChanges.Wide why) {
+        wideChanges.add(why);
         changed(null, null);
     }
 

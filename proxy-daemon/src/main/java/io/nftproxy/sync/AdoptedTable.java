@@ -11,7 +11,7 @@ import java.util.Objects;
 /**
  * A table read back from the kernel, re-spelled where the kernel only reports the same thing differently from how
  * the model writes it, so that diffing it against the desired table rewrites nothing that is already right. Without
- * this, every full sync (and every restart) would flush and re-add such chains under live traffic.
+ * this, every converging sync (and every restart) would flush and re-add such chains under live traffic.
  *
  * <p>Two differences are only spelling:
  * <ul>

@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -127,7 +126,8 @@ public final class KernelTable {
      * past their grace are deleted first, in a transaction of their own; an empty diff reaches the kernel only for
      * that. A failure of either leaves the kernel's table as it was before that transaction.
      */
-    public SyncResult commit(Differ.Diff diff, Instant now) {
+    public SyncResult commit(Differ.Diff diff, SyncLevel level, Instant now) {
+        if (level == SyncLevel.CONVERGE) throw new IllegalArgumentException("a converging sync goes through converge()");
         if (diff.transaction().family() != family) throw new IllegalArgumentException("diff of " + diff.transaction().family() + " given to the " + family + " table");
         long start = System.nanoTime();
         int staleDeleted;
@@ -135,15 +135,15 @@ public final class KernelTable {
             staleDeleted = deleteStaleChains(now);
         } catch (NftException e) {
             failedStaleDeletes++;
-            return failed(SyncResult.Kind.PARTIAL, 0, NOTHING_SENT, 0, false, start, e, "deleting stale chains");
+            return failed(level, 0, NOTHING_SENT, 0, false, start, e, "deleting stale chains");
         }
         Transaction tx = diff.transaction();
         Applied a = apply(tx);
-        if (a.refused() != null) return failed(SyncResult.Kind.PARTIAL, tx.size(), a, staleDeleted, false, start, a.refused(), "applying the transaction");
+        if (a.refused() != null) return failed(level, tx.size(), a, staleDeleted, false, start, a.refused(), "applying the transaction");
         // A chain the transaction brings back is no longer stale.
         for (Command c : tx.commands()) if (c.verb() == Verb.ADD && c.object() instanceof Chain ch) staleChains.remove(ch.name());
         for (String c : diff.staleChains()) staleChains.putIfAbsent(c, now);
-        SyncResult r = new SyncResult(family, SyncResult.Kind.PARTIAL, tx.size(), a.committed(), staleDeleted, false, elapsed(start), a.longest(), null, null);
+        SyncResult r = new SyncResult(family, level, tx.size(), a.committed(), staleDeleted, false, elapsed(start), a.longest(), null, null);
         if (LOG.isDebugEnabled()) LOG.debug("{}", r);
         return r;
     }
@@ -157,7 +157,7 @@ public final class KernelTable {
         long start = System.nanoTime();
         ReadBack rb = takeEarlyReadBack();
         if (rb == null) rb = read();
-        if (rb.failure() != null) return failed(SyncResult.Kind.FULL, 0, NOTHING_SENT, 0, false, start, rb.failure(), "reading the table back");
+        if (rb.failure() != null) return failed(SyncLevel.CONVERGE, 0, NOTHING_SENT, 0, false, start, rb.failure(), "reading the table back");
         TableContent kernel = rb.table();
         boolean replaced = rb.foreign() != null;
         if (replaced) LOG.warn("table {} kube-proxy {}; replacing the whole table", family.nftFamily(), rb.foreign());
@@ -165,11 +165,11 @@ public final class KernelTable {
                 : Differ.diff(kernel == null ? null : AdoptedTable.of(kernel, desired), desired);
         Transaction tx = diff.transaction();
         Applied a = apply(tx);
-        if (a.refused() != null) return failed(SyncResult.Kind.FULL, tx.size(), a, 0, replaced, start, a.refused(), "applying the transaction");
+        if (a.refused() != null) return failed(SyncLevel.CONVERGE, tx.size(), a, 0, replaced, start, a.refused(), "applying the transaction");
         Map<String, Instant> known = new LinkedHashMap<>(staleChains);
         staleChains.clear();
         for (String c : diff.staleChains()) staleChains.put(c, known.getOrDefault(c, now));
-        SyncResult r = new SyncResult(family, SyncResult.Kind.FULL, tx.size(), a.committed(), 0, replaced, elapsed(start), a.longest(), null, null);
+        SyncResult r = new SyncResult(family, SyncLevel.CONVERGE, tx.size(), a.committed(), 0, replaced, elapsed(start), a.longest(), null, null);
         LOG.info("{}", r);
         return r;
     }
@@ -242,16 +242,16 @@ public final class KernelTable {
         return tx.size();
     }
 
-    private SyncResult failed(SyncResult.Kind kind, int commands, Applied a, int staleDeleted, boolean replaced, long start,
+    private SyncResult failed(SyncLevel level, int commands, Applied a, int staleDeleted, boolean replaced, long start,
                               NftException e, String what) {
         failedTransactions++;
         String error = "kind=" + e.kind() + " " + e.getMessage();
         String kept = a.committed() == 0 ? "the kernel keeps its previous table"
                 : "parts 1-" + a.committed() + " of " + a.parts() + " stay committed, the next sync reads the table back";
         LOG.warn("{} sync of {} kube-proxy failed {} ({} commands); {}: {}",
-                kind.name().toLowerCase(Locale.ROOT), family.nftFamily(), what + (a.parts() > 1 ? " (part " + (a.committed() + 1) + " of " + a.parts() + ")" : ""),
+                level.label(), family.nftFamily(), what + (a.parts() > 1 ? " (part " + (a.committed() + 1) + " of " + a.parts() + ")" : ""),
                 commands, kept, error);
-        return new SyncResult(family, kind, commands, a.committed(), staleDeleted, replaced, elapsed(start), a.longest(), e.kind(), error);
+        return new SyncResult(family, level, commands, a.committed(), staleDeleted, replaced, elapsed(start), a.longest(), e.kind(), error);
     }
 
     private static Duration elapsed(long startNanos) { return Duration.ofNanos(System.nanoTime() - startNanos); }

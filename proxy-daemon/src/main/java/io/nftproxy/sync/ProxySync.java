@@ -41,12 +41,13 @@ import java.util.stream.Stream;
  *
  * <p>Three parts, one job each: {@link SyncPlanner} decides how much to do, each family's {@link TableModel}
  * is the one model of what its table holds (and computes the diff of a change), and each {@link KernelTable}
- * commits that diff or, when the plan says so, converges on the whole table by reading the kernel back.
+ * commits that diff or, when the plan says {@link SyncLevel#CONVERGE}, converges on the whole table by reading the
+ * kernel back.
  *
  * <p>A partial sync costs what the changed Services ({@link ServiceChanges}) are, not what the cluster is: it
  * validates only those Services ({@link ProxyStateBuilder#buildService}), turns their ports into
- * {@link TableModel.Change}s and commits the model's exact diff. A sync of everything validates and renders every
- * Service afresh.
+ * {@link TableModel.Change}s and commits the model's exact diff. A rebuild or converging sync ({@link SyncLevel})
+ * validates every Service afresh.
  *
  * <p>Diagnostics (objects skipped as invalid) are logged once per object and reason: a sync every second must not
  * repeat the same warning every second. An object is logged again when its reason changes, or when it was fixed
@@ -88,8 +89,8 @@ public final class ProxySync {
         /** Those of {@link #diagnostics} logged now: new, or with a new reason. */
         public List<Diagnostic> logged() { return logged; }
 
-        /** True when every Service was rebuilt; {@link #deltas} is then empty and means nothing. */
-        public boolean everything() { return plan.everything(); }
+        /** How much this sync covered; above {@link SyncLevel#PARTIAL}, {@link #deltas} is empty and means nothing. */
+        public SyncLevel level() { return plan.level(); }
 
         /** What the planner decided for this sync, with its reasons. */
         public SyncPlanner.Plan plan() { return plan; }
@@ -137,14 +138,15 @@ public final class ProxySync {
     private long generation;
 
     /**
-     * @param client        a {@link GenerationTracker} makes the periodic read-back a generation check when nothing
-     *                      was committed since our last commit; any other client reads the tables back every time
+     * @param verifier      proves a table unchanged on the timer without listing it ({@link GenerationTracker#verify});
+     *                      null: the timer converges by reading the tables back every time
      * @param reservedPorts TCP ports the daemon listens on, with what listens there; no Service gets them as node ports
      */
-    public ProxySync(NftClient client, Renderer renderer, Duration readBackInterval, Map<Integer, String> reservedPorts) {
+    public ProxySync(NftClient client, SyncPlanner.Verifier verifier, Renderer renderer, Duration convergeInterval,
+                     Map<Integer, String> reservedPorts) {
         this.reservedPorts = Map.copyOf(reservedPorts);
         this.refuseAddressOverlaps = renderer.refusesAddressOverlaps();
-        planner = new SyncPlanner(readBackInterval, client instanceof GenerationTracker g ? g::verify : null);
+        planner = new SyncPlanner(convergeInterval, verifier);
         for (IpFamily f : IpFamily.values()) {
             kernel.put(f, new KernelTable(f, client));
             models.put(f, new TableModel(renderer, f, null));
@@ -156,10 +158,10 @@ public final class ProxySync {
     /** Who is told of each committed part of a transaction cut into parts, in either family. */
     public void progress(ApplyProgress p) { kernel.values().forEach(k -> k.progress(p)); }
 
-    /** Both next syncs read the kernel back: for tampering reported by the monitor, say. Thread-safe. */
-    public void requestReadBack() {
+    /** The next sync converges both tables: for tampering reported by the monitor, say. Thread-safe. */
+    public void requestConverge() {
         kernel.values().forEach(KernelTable::discardEarlyReadBack);
-        planner.requestReadBack();
+        planner.requestConverge();
     }
 
     /**
@@ -173,14 +175,14 @@ public final class ProxySync {
         return kernel.values().stream().map(KernelTable::nextStaleChainDeadline).flatMap(Optional::stream).min(Instant::compareTo);
     }
 
-    /** A sync of everything in {@code snapshot}. */
+    /** A sync of the whole cluster {@code snapshot}, handed over at once. */
     public Result sync(ClusterSnapshot snapshot, NodeContext node, Instant now) {
-        return sync(ClusterView.of(snapshot), ServiceChanges.ALL, node, now);
+        return sync(ClusterView.of(snapshot), ServiceChanges.WHOLE_CLUSTER, node, now);
     }
 
     /**
      * Brings both tables to the cluster's state, rebuilding only the {@code changed} Services when nothing forces
-     * a sync of everything. The caller must have drained {@code changed} before reading {@code cluster}.
+     * a rebuild or converge ({@link SyncPlanner}). The caller must have drained {@code changed} before reading {@code cluster}.
      */
     public Result sync(ClusterView cluster, ServiceChanges changed, NodeContext node, Instant now) {
         generation++;
@@ -197,25 +199,29 @@ public final class ProxySync {
         long t0 = System.nanoTime();
         long kernelNanos = 0;
         SyncPlanner.Plan plan = planner.plan(changed, node, now);
-        if (plan.everything()) LOG.info("sync of everything: {}; reading back {}", plan.reasons(), plan.readBack());
+        if (plan.level().wholeCluster()) LOG.info("{} sync: {}; converging {}", plan.level(), plan.reasons(), plan.converge());
         for (GenerationTracker.Verification v : plan.verifications().values()) LOG.info("periodic verification: {}", v);
         Map<IpFamily, SyncResult> results = new EnumMap<>(IpFamily.class);
         List<ServiceDelta> deltas = List.of();
         Map<IpFamily, ProxyState> states = new EnumMap<>(IpFamily.class);
-        if (plan.everything()) rebuildAll(cluster, node);
+        // A ServiceCIDR change recorded after the drain is read here but reaches the planner only next time.
+        boolean cidrsMoved = false;
+        if (plan.level().wholeCluster()) cidrsMoved = rebuildAll(cluster, node);
         else deltas = rebuild(cluster, changed.services(), node.nodeName());
         for (IpFamily f : IpFamily.values()) {
             TableModel m = models.get(f);
+            SyncLevel level = plan.level(f);
             long k0;
-            if (plan.readBack(f)) {
+            if (level == SyncLevel.CONVERGE) {
                 TableContent table = m.rebuild(states.computeIfAbsent(f, this::wholeState), node).table();
                 k0 = System.nanoTime();
                 results.put(f, kernel.get(f).converge(table, now));
             } else {
-                Differ.Diff d = plan.everything() ? m.sync(states.computeIfAbsent(f, this::wholeState), node)
-                        : m.update(changes(deltas, f));
+                Differ.Diff d = level == SyncLevel.PARTIAL ? m.update(changes(deltas, f))
+                        : plan.rerender() || cidrsMoved ? m.rerender(states.computeIfAbsent(f, this::wholeState), node)
+                        : m.sync(states.computeIfAbsent(f, this::wholeState), node);
                 k0 = System.nanoTime();
-                results.put(f, kernel.get(f).commit(d, now));
+                results.put(f, kernel.get(f).commit(d, level, now));
             }
             kernelNanos += System.nanoTime() - k0;
         }
@@ -226,7 +232,8 @@ public final class ProxySync {
         return new Result(results, diags, fresh, plan, deltas, core, states);
     }
 
-    private void rebuildAll(ClusterView cluster, NodeContext node) {
+    /** Rebuilds every Service's state; returns whether the ServiceCIDRs' states differ from the last ones. */
+    private boolean rebuildAll(ClusterView cluster, NodeContext node) {
         String nodeName = node.nodeName();
         services.clear();
         diagnosticsByService.clear();
@@ -235,8 +242,13 @@ public final class ProxySync {
         for (String key : keys) claims.put(key, cluster.services(key));
         for (String key : keys) put(key, build(cluster, key, nodeName));
         ClusterSnapshot cidrsOnly = new ClusterSnapshot(List.of(), List.of(), List.of(), cluster.serviceCidrs());
-        for (IpFamily f : IpFamily.values()) cidrStates.put(f, ProxyStateBuilder.build(cidrsOnly, f, nodeName));
+        boolean moved = false;
+        for (IpFamily f : IpFamily.values()) {
+            ProxyState before = cidrStates.put(f, ProxyStateBuilder.build(cidrsOnly, f, nodeName));
+            moved |= before == null || !before.serviceCidrs().equals(cidrStates.get(f).serviceCidrs());
+        }
         cidrDiagnostics = cidrStates.values().stream().flatMap(st -> st.diagnostics().stream()).distinct().toList();
+        return moved;
     }
 
     private List<ServiceDelta> rebuild(ClusterView cluster, Set<String> keys, String nodeName) {

@@ -16,23 +16,27 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The one place that decides how much a sync does. Every input to that decision lives here, and nowhere else:
+ * The one place that decides how much a sync does ({@link SyncLevel}), and why. Every input to that decision lives
+ * here, and nowhere else: the store only says what changed ({@link ServiceChanges}).
  * <ul>
- *   <li><b>read back</b> a family's table from the kernel and converge on it ({@link KernelTable#converge}): the
- *       first sync, the sync after a failed one (a failed commit leaves what the model thinks the kernel holds in
- *       doubt), when someone asked for it (the monitor saw another writer), and every {@code readBackInterval}
- *       unless the {@link Verifier} proves the table unchanged since our last commit;</li>
- *   <li><b>everything</b>: validate and render every Service afresh. Implied by a read-back, and needed when the
- *       node's context changed or the source listed the whole cluster again;</li>
- *   <li>otherwise <b>partial</b>: only the Services that changed, committed as the model's diff.</li>
+ *   <li>{@link SyncLevel#CONVERGE}: read a family's table back from the kernel and converge on it
+ *       ({@link KernelTable#converge}): the first sync, the sync after a failed one (a failed commit leaves what the
+ *       model thinks the kernel holds in doubt), when someone asked for it (the monitor saw another writer), and
+ *       every {@code convergeInterval} unless the {@link Verifier} proves the table unchanged since our last
+ *       commit;</li>
+ *   <li>{@link SyncLevel#REBUILD}: validate every Service afresh and commit the model's diff. Needed when the Node,
+ *       the node's context or the ServiceCIDRs changed, or the whole cluster was handed over again; the model then
+ *       also renders every port afresh ({@link Plan#rerender}) unless only the Node object changed;</li>
+ *   <li>otherwise {@link SyncLevel#PARTIAL}: only the Services that changed, committed as the model's diff.</li>
  * </ul>
- * Not thread-safe except {@link #requestReadBack}, which any thread may call.
+ * Not thread-safe except {@link #requestConverge}, which any thread may call.
  */
 public final class SyncPlanner {
     public enum Reason {
         FIRST_SYNC("first sync"), AFTER_FAILURE("the last sync failed"), REQUESTED("another writer changed the table"),
-        TIMER("the periodic read-back is due"), NODE_CHANGED("the node's addresses or settings changed"),
-        CLUSTER_RELISTED("the cluster was listed again");
+        TIMER("the periodic verification is due"), NODE("the Node object changed"),
+        NODE_CONTEXT("the node's addresses or settings changed"), SERVICE_CIDRS("the ServiceCIDRs changed"),
+        WHOLE_CLUSTER("the whole cluster was handed over");
 
         private final String text;
 
@@ -50,27 +54,45 @@ public final class SyncPlanner {
     /**
      * What one sync does.
      *
-     * @param everything every Service is validated and rendered afresh (else only the changed ones)
-     * @param readBack   the families whose kernel table is read back and converged on
-     * @param reasons    why it is more than partial; empty for a partial sync
+     * @param level    the most any family does
+     * @param converge the families whose kernel table is read back and converged on
+     * @param reasons  why it is more than partial; empty for a partial sync
      * @param verifications the periodic verifications made for this sync, by family: one that proved the table
-     *                   unchanged replaces the read-back, one that did not leaves the family in {@code readBack}
+     *                 unchanged replaces the read-back, one that did not leaves the family in {@code converge}
      */
-    public record Plan(boolean everything, Set<IpFamily> readBack, Set<Reason> reasons,
+    public record Plan(SyncLevel level, Set<IpFamily> converge, Set<Reason> reasons,
                        Map<IpFamily, GenerationTracker.Verification> verifications) {
         public Plan {
-            readBack = readBack.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(readBack));
+            converge = converge.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(converge));
             reasons = reasons.isEmpty() ? Set.of() : Collections.unmodifiableSet(EnumSet.copyOf(reasons));
             verifications = verifications.isEmpty() ? Map.of() : Collections.unmodifiableMap(new EnumMap<>(verifications));
-            if (!readBack.isEmpty() && !everything) throw new IllegalArgumentException("a read-back renders everything");
+            if (converge.isEmpty() == (level == SyncLevel.CONVERGE)) {
+                throw new IllegalArgumentException("level " + level + " with converging families " + converge);
+            }
+            if (reasons.isEmpty() != (level == SyncLevel.PARTIAL)) {
+                throw new IllegalArgumentException("level " + level + " with reasons " + reasons);
+            }
             for (var v : verifications.values()) {
-                if (v.unchanged() == readBack.contains(v.family())) {
-                    throw new IllegalArgumentException(v.family() + ": read back exactly when its verification failed");
+                if (v.unchanged() == converge.contains(v.family())) {
+                    throw new IllegalArgumentException(v.family() + ": converge exactly when its verification failed");
                 }
             }
         }
 
-        public boolean readBack(IpFamily f) { return readBack.contains(f); }
+        public boolean convergesOn(IpFamily f) { return converge.contains(f); }
+
+        /** What family {@code f}'s table does: converge, or the rebuild or partial sync of the whole plan. */
+        public SyncLevel level(IpFamily f) {
+            return converge.contains(f) ? SyncLevel.CONVERGE : level == SyncLevel.CONVERGE ? SyncLevel.REBUILD : level;
+        }
+
+        /**
+         * The models render every port afresh instead of comparing each port's inputs: what every port renders to
+         * may have moved (the node's context, the ServiceCIDRs, or a cluster handed over whole).
+         */
+        public boolean rerender() {
+            return reasons.contains(Reason.NODE_CONTEXT) || reasons.contains(Reason.SERVICE_CIDRS) || reasons.contains(Reason.WHOLE_CLUSTER);
+        }
 
         /** Whether the periodic verification proved {@code f}'s table unchanged, so that it is not read back. */
         public boolean verified(IpFamily f) {
@@ -79,33 +101,36 @@ public final class SyncPlanner {
         }
     }
 
-    private final Duration readBackInterval;
+    private final Duration convergeInterval;
     private final Verifier verifier;
-    private final Map<IpFamily, Instant> lastReadBack = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, Instant> lastConverged = new EnumMap<>(IpFamily.class);
     private final Set<IpFamily> failed = EnumSet.noneOf(IpFamily.class);
     private final AtomicBoolean requested = new AtomicBoolean();
     private NodeContext lastNode;
 
-    /** @param verifier proves a table unchanged on the timer without a listing; null: always read back */
-    public SyncPlanner(Duration readBackInterval, Verifier verifier) {
+    /**
+     * @param convergeInterval each table is converged on (or proved unchanged) at least this often
+     * @param verifier         proves a table unchanged on the timer without a listing; null: always converge
+     */
+    public SyncPlanner(Duration convergeInterval, Verifier verifier) {
         this.verifier = verifier;
-        if (readBackInterval.isNegative() || readBackInterval.isZero()) throw new IllegalArgumentException("read-back interval must be positive, got " + readBackInterval);
-        this.readBackInterval = readBackInterval;
+        if (convergeInterval.isNegative() || convergeInterval.isZero()) throw new IllegalArgumentException("converge interval must be positive, got " + convergeInterval);
+        this.convergeInterval = convergeInterval;
     }
 
-    /** The next sync reads both tables back; for a change someone else made. Thread-safe. */
-    public void requestReadBack() { requested.set(true); }
+    /** The next sync converges both tables; for a change someone else made. Thread-safe. */
+    public void requestConverge() { requested.set(true); }
 
-    /** The plan for a sync at {@code now}; takes a pending {@link #requestReadBack} with it. */
+    /** The plan for a sync at {@code now}; takes a pending {@link #requestConverge} with it. */
     public Plan plan(ServiceChanges changes, NodeContext node, Instant now) {
         Set<Reason> reasons = EnumSet.noneOf(Reason.class);
-        Set<IpFamily> readBack = EnumSet.noneOf(IpFamily.class);
+        Set<IpFamily> converge = EnumSet.noneOf(IpFamily.class);
         Map<IpFamily, GenerationTracker.Verification> verified = new EnumMap<>(IpFamily.class);
         boolean asked = requested.getAndSet(false);
         for (IpFamily f : IpFamily.values()) {
-            Instant last = lastReadBack.get(f);
+            Instant last = lastConverged.get(f);
             Reason r = last == null ? Reason.FIRST_SYNC : failed.contains(f) ? Reason.AFTER_FAILURE : asked ? Reason.REQUESTED
-                    : !now.isBefore(last.plus(readBackInterval)) ? Reason.TIMER : null;
+                    : !now.isBefore(last.plus(convergeInterval)) ? Reason.TIMER : null;
             if (r == Reason.TIMER && verifier != null) {
                 GenerationTracker.Verification v = verifier.verify(f);
                 verified.put(f, v);
@@ -116,15 +141,27 @@ public final class SyncPlanner {
             }
             if (r != null) {
                 reasons.add(r);
-                readBack.add(f);
+                converge.add(f);
             }
         }
-        if (lastNode != null && !lastNode.equals(node)) reasons.add(Reason.NODE_CHANGED);
-        if (changes.all() && lastNode != null) reasons.add(Reason.CLUSTER_RELISTED);
-        return new Plan(!reasons.isEmpty(), readBack, reasons, verified);
+        // Before the first sync is recorded everything is new anyway: the first sync's reason says so.
+        if (lastNode != null) {
+            if (!lastNode.equals(node)) reasons.add(Reason.NODE_CONTEXT);
+            for (ServiceChanges.Wide w : changes.wide()) reasons.add(reason(w));
+        }
+        SyncLevel level = !converge.isEmpty() ? SyncLevel.CONVERGE : reasons.isEmpty() ? SyncLevel.PARTIAL : SyncLevel.REBUILD;
+        return new Plan(level, converge, reasons, verified);
     }
 
-    /** What the sync of {@code plan} did; a family that failed is read back next time. */
+    private static Reason reason(ServiceChanges.Wide w) {
+        return switch (w) {
+            case NODE -> Reason.NODE;
+            case SERVICE_CIDRS -> Reason.SERVICE_CIDRS;
+            case WHOLE_CLUSTER -> Reason.WHOLE_CLUSTER;
+        };
+    }
+
+    /** What the sync of {@code plan} did; a family that failed is converged next time. */
     public void done(Plan plan, Map<IpFamily, SyncResult> results, NodeContext node, Instant now) {
         for (Map.Entry<IpFamily, SyncResult> e : results.entrySet()) {
             IpFamily f = e.getKey();
@@ -133,7 +170,7 @@ public final class SyncPlanner {
                 continue;
             }
             failed.remove(f);
-            if (plan.readBack(f) || plan.verified(f)) lastReadBack.put(f, now);
+            if (plan.convergesOn(f) || plan.verified(f)) lastConverged.put(f, now);
         }
         lastNode = Objects.requireNonNull(node);
     }

@@ -116,8 +116,8 @@ class RunCommandTest {
         FakeNftClient f = new FakeNftClient();
         Run r = run(fake(f), "--once");
         assertEquals(ExitCodes.OK, r.exit(), r.err());
-        assertTrue(r.out().contains("applied table ip kube-proxy: full sync"), r.out());
-        assertTrue(r.out().contains("applied table ip6 kube-proxy: full sync"), r.out());
+        assertTrue(r.out().contains("applied table ip kube-proxy: converge sync"), r.out());
+        assertTrue(r.out().contains("applied table ip6 kube-proxy: converge sync"), r.out());
         for (IpFamily fam : IpFamily.values()) assertNotNull(f.dump(fam), fam.toString());
     }
 

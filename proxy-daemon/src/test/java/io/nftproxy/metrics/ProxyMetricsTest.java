@@ -19,7 +19,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The metrics kube-proxy 1.36 has and nftproxy added for parity, as a scrape shows them. */
 class ProxyMetricsTest {
     private final ClusterStore store = new ClusterStore();
-    private final ProxyMetrics metrics = new ProxyMetrics(new PrometheusRegistry(), false);
+    private final ProxyMetrics metrics = new ProxyMetrics(new PrometheusRegistry(), false, java.time.Clock.systemUTC());
 
     {
         metrics.changeTracking(() -> store.changeCounts().serviceEvents(), () -> store.changeCounts().servicesPending(),

@@ -85,7 +85,7 @@ class ClusterStoreTest {
     @Test
     void recordsWhichServicesChangedUntilDrained() {
         ClusterStore s = new ClusterStore();
-        assertTrue(s.drainChanges().all(), "the first drain is everything");
+        assertEquals(java.util.Set.of(ServiceChanges.Wide.WHOLE_CLUSTER), s.drainChanges().wide(), "the first drain hands over the whole cluster");
         assertEquals(io.nftproxy.source.ServiceChanges.NONE, s.drainChanges());
         s.upsertService(svc("a", "172.30.0.1"));
         s.upsertService(svc("a", "172.30.0.1"));
@@ -104,7 +104,11 @@ class ClusterStoreTest {
         assertEquals(java.util.Set.of(), s.serviceKeys());
 
         s.upsertNode(new io.nftproxy.cluster.NodeObject(ObjectMeta.of(null, "n1"), List.of(), List.of(), List.of()));
-        assertTrue(s.drainChanges().all(), "a Node changes everything");
+        assertEquals(java.util.Set.of(ServiceChanges.Wide.NODE), s.drainChanges().wide(), "a Node change is reported as one");
+        s.upsertServiceCidr(new io.nftproxy.cluster.ServiceCidrObject(ObjectMeta.of(null, "kubernetes"), List.of("172.30.0.0/16")));
+        s.deleteNode(ObjectMeta.of(null, "n1"));
+        assertEquals(java.util.Set.of(ServiceChanges.Wide.NODE, ServiceChanges.Wide.SERVICE_CIDRS), s.drainChanges().wide());
+        assertEquals(ServiceChanges.NONE, s.drainChanges());
     }
 
     @Test

@@ -61,7 +61,7 @@ class GenerationTrackerTest {
                 .slice(slice("a", "web", "web-1").port("http", "TCP", 8080).ready("10.180.0.1", NODE).build());
     }
 
-    private static ProxySync sync(Kernel k) { return new ProxySync(k.tracker, Renderer.upstream(), PERIOD, Map.of()); }
+    private static ProxySync sync(Kernel k) { return new ProxySync(k.tracker, k.tracker::verify, Renderer.upstream(), PERIOD, Map.of()); }
 
     @Test
     void theTimerSkipsTheListingWhenNothingWasCommittedSinceOurLastCommit() {
@@ -74,7 +74,7 @@ class GenerationTrackerTest {
         assertTrue(r.plan().reasons().contains(SyncPlanner.Reason.TIMER));
         for (IpFamily f : IpFamily.values()) {
             assertTrue(r.plan().verified(f), r.plan().verifications().toString());
-            assertFalse(r.plan().readBack(f));
+            assertFalse(r.plan().convergesOn(f));
         }
         assertEquals(reads, k.fake.readCalls(), "proven by the generation: no listing");
         // Our own commits (a change, then the next period) keep the proof.
@@ -97,7 +97,7 @@ class GenerationTrackerTest {
         ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
         assertTrue(r.success(), r::toString);
         for (IpFamily f : IpFamily.values()) {
-            assertTrue(r.plan().readBack(f), "the generation moved: both families, ours or not, are read back");
+            assertTrue(r.plan().convergesOn(f), "the generation moved: both families, ours or not, are read back");
             assertFalse(r.plan().verifications().get(f).unchanged());
         }
         assertTrue(r.plan().verifications().get(IpFamily.IPV4).detail().contains("moved from"), r.plan().verifications().toString());
@@ -145,7 +145,7 @@ class GenerationTrackerTest {
         k.commitElsewhere(IpFamily.IPV6);
         ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
         assertTrue(r.plan().verified(IpFamily.IPV4), r.plan().verifications().toString());
-        assertTrue(r.plan().readBack(IpFamily.IPV6), r.plan().verifications().toString());
+        assertTrue(r.plan().convergesOn(IpFamily.IPV6), r.plan().verifications().toString());
         assertEquals("read_back", r.plan().verifications().get(IpFamily.IPV6).path());
     }
 
@@ -158,7 +158,7 @@ class GenerationTrackerTest {
         k.ledger.lost();                  // an overflow, say
         k.commitElsewhere();
         ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
-        for (IpFamily f : IpFamily.values()) assertTrue(r.plan().readBack(f), r.plan().verifications().toString());
+        for (IpFamily f : IpFamily.values()) assertTrue(r.plan().convergesOn(f), r.plan().verifications().toString());
         assertTrue(r.plan().verifications().get(IpFamily.IPV4).detail().contains("cannot vouch"), r.plan().verifications().toString());
     }
 
@@ -171,7 +171,7 @@ class GenerationTrackerTest {
         k.generation.incrementAndGet();
         s.sync(web().service(svc("a", "db").clusterIP("172.30.0.2").port("sql", "TCP", 5432).build()).snapshot(), TestClusters.node(), T0.plusSeconds(1));
         ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
-        for (IpFamily f : IpFamily.values()) assertTrue(r.plan().readBack(f), r.plan().verifications().toString());
+        for (IpFamily f : IpFamily.values()) assertTrue(r.plan().convergesOn(f), r.plan().verifications().toString());
     }
 
     @Test
@@ -182,7 +182,7 @@ class GenerationTrackerTest {
         k.readable = false;
         ProxySync.Result r = s.sync(web().snapshot(), TestClusters.node(), T0.plus(PERIOD));
         assertTrue(r.success());
-        assertTrue(r.plan().readBack(IpFamily.IPV4));
+        assertTrue(r.plan().convergesOn(IpFamily.IPV4));
         assertTrue(r.plan().verifications().get(IpFamily.IPV4).detail().contains("EPERM"), r.plan().verifications().toString());
     }
 

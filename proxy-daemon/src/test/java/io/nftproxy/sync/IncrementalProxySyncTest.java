@@ -42,7 +42,7 @@ class IncrementalProxySyncTest {
         FakeNftClient fake = new FakeNftClient();
         if (failureRate > 0) fake.failWhen(FakeNftClient.randomly(seed, failureRate));
         Renderer renderer = new Renderer(layout);
-        ProxySync sync = new ProxySync(fake, renderer, Duration.ofHours(1), Map.of());
+        ProxySync sync = new ProxySync(fake, null, renderer, Duration.ofHours(1), Map.of());
         ClusterStore store = new ClusterStore();
         NodeContext node = TestClusters.node();
         List<String> divergences = new ArrayList<>();
@@ -54,7 +54,7 @@ class IncrementalProxySyncTest {
             if (i == STEPS / 2) {
                 // Someone else's change, which the monitor would report.
                 fake.flushChain(IpFamily.IPV4, "services");
-                sync.requestReadBack();
+                sync.requestConverge();
             }
             if (i == 2 * STEPS / 3) now = now.plus(Duration.ofHours(2));
             store.replaceAll(cluster.snapshot());
@@ -65,7 +65,7 @@ class IncrementalProxySyncTest {
                 failed++;
                 continue;
             }
-            if (r.everything()) everything++;
+            if (r.level().wholeCluster()) everything++;
             else partial++;
             ClusterSnapshot snapshot = store.snapshot();
             Renderer.Rendering full = renderer.render(snapshot, node);

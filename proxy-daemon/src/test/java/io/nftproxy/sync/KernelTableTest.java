@@ -75,7 +75,7 @@ class KernelTableTest {
         TableContent want = render(base().snapshot());
         SyncResult r = k.converge(want, T0);
         assertTrue(r.success(), r::toString);
-        assertTrue(r.full());
+        assertTrue(r.level() == SyncLevel.CONVERGE);
         assertEquals(Differ.diff(null, want).transaction().size(), r.commands());
         assertEquals(want, fake.dump(V4));
     }
@@ -86,9 +86,9 @@ class KernelTableTest {
         TableContent want = render(base().snapshot());
         k.converge(want, T0);
         long calls = fake.applyCalls();
-        SyncResult r = k.commit(Differ.diff(want, render(base().snapshot())), T0.plusSeconds(1));
+        SyncResult r = k.commit(Differ.diff(want, render(base().snapshot())), SyncLevel.PARTIAL, T0.plusSeconds(1));
         assertTrue(r.success());
-        assertFalse(r.full());
+        assertFalse(r.level() == SyncLevel.CONVERGE);
         assertEquals(0, r.commands());
         assertEquals(calls, fake.applyCalls(), "an empty diff must not reach the kernel");
     }
@@ -100,7 +100,7 @@ class KernelTableTest {
         TableContent after = render(withDb().snapshot());
         k.converge(before, T0);
 
-        SyncResult add = k.commit(Differ.diff(before, after), T0.plusSeconds(1));
+        SyncResult add = k.commit(Differ.diff(before, after), SyncLevel.PARTIAL, T0.plusSeconds(1));
         assertTrue(add.success());
         List<Command> sent = fake.lastTransaction().commands();
         for (Command c : sent) {
@@ -111,7 +111,7 @@ class KernelTableTest {
         assertTrue(k.nextStaleChainDeadline().isEmpty());
 
         Instant removed = T0.plusSeconds(2);
-        SyncResult remove = k.commit(Differ.diff(after, before), removed);
+        SyncResult remove = k.commit(Differ.diff(after, before), SyncLevel.PARTIAL, removed);
         assertTrue(remove.success());
         for (Command c : fake.lastTransaction().commands()) assertTrue(mentions(c, "db"), () -> "not the db service's object: " + c);
         assertFalse(k.staleChains().isEmpty(), "the removed service's chains wait, flushed, for a later delete");
@@ -119,8 +119,8 @@ class KernelTableTest {
         assertKernelIsModel(fake, k, before, "after removal");
 
         Differ.Diff nothing = Differ.diff(before, before);
-        assertEquals(0, k.commit(nothing, removed.plusMillis(500)).staleChainsDeleted(), "within the grace the chains stay");
-        SyncResult late = k.commit(nothing, removed.plus(KernelTable.STALE_CHAIN_GRACE));
+        assertEquals(0, k.commit(nothing, SyncLevel.PARTIAL, removed.plusMillis(500)).staleChainsDeleted(), "within the grace the chains stay");
+        SyncResult late = k.commit(nothing, SyncLevel.PARTIAL, removed.plus(KernelTable.STALE_CHAIN_GRACE));
         assertTrue(late.staleChainsDeleted() > 0);
         assertEquals(0, late.commands());
         assertTrue(k.staleChains().isEmpty());
@@ -136,11 +136,11 @@ class KernelTableTest {
         TableContent after = render(withDb().snapshot());
         k.converge(after, T0);
         Instant removed = T0.plusSeconds(2);
-        k.commit(Differ.diff(after, before), removed);
+        k.commit(Differ.diff(after, before), SyncLevel.PARTIAL, removed);
         assertFalse(k.staleChains().isEmpty());
 
         Instant steppedBack = removed.minus(java.time.Duration.ofHours(1));
-        SyncResult next = k.commit(Differ.diff(before, before), steppedBack);
+        SyncResult next = k.commit(Differ.diff(before, before), SyncLevel.PARTIAL, steppedBack);
         assertTrue(next.staleChainsDeleted() > 0, "the chains flushed before the step are deleted");
         assertTrue(k.staleChains().isEmpty());
         assertEquals(before, fake.dump(V4));
@@ -152,11 +152,11 @@ class KernelTableTest {
         TableContent before = render(base().snapshot());
         TableContent after = render(withDb().snapshot());
         k.converge(after, T0);
-        k.commit(Differ.diff(after, before), T0.plusSeconds(1));
+        k.commit(Differ.diff(after, before), SyncLevel.PARTIAL, T0.plusSeconds(1));
         assertFalse(k.staleChains().isEmpty());
-        k.commit(Differ.diff(before, after), T0.plusMillis(1500));
+        k.commit(Differ.diff(before, after), SyncLevel.PARTIAL, T0.plusMillis(1500));
         assertTrue(k.staleChains().isEmpty(), "the chains are in use again: " + k.staleChains());
-        SyncResult r = k.commit(Differ.diff(after, after), T0.plusSeconds(5));
+        SyncResult r = k.commit(Differ.diff(after, after), SyncLevel.PARTIAL, T0.plusSeconds(5));
         assertTrue(r.success(), r::toString);
         assertEquals(0, r.staleChainsDeleted());
         assertEquals(after, fake.dump(V4));
@@ -169,7 +169,7 @@ class KernelTableTest {
         TableContent after = render(withDb().snapshot());
         k.converge(after, T0);
         Instant removed = T0.plusSeconds(1);
-        k.commit(Differ.diff(after, before), removed);
+        k.commit(Differ.diff(after, before), SyncLevel.PARTIAL, removed);
         List<String> stale = k.staleChains();
 
         SyncResult r = k.converge(before, removed.plusMillis(500));
@@ -244,10 +244,10 @@ class KernelTableTest {
             TableContent kernelBefore = fake.dump(V4);
             now = now.plusMillis(400);
             boolean converging = failedBefore;
-            SyncResult r = converging ? k.converge(desired, now) : k.commit(Differ.diff(model, desired), now);
+            SyncResult r = converging ? k.converge(desired, now) : k.commit(Differ.diff(model, desired), SyncLevel.PARTIAL, now);
             model = desired;
             String ctx = "seed " + seed + " (-Dsync.seed=" + seed + "), step " + i + " (" + what + "): " + r;
-            assertEquals(converging, r.full(), ctx);
+            assertEquals(converging, r.level() == SyncLevel.CONVERGE, ctx);
             if (r.success()) {
                 assertKernelIsModel(fake, k, desired, ctx);
                 if (failedBefore && i > 0) recoveries++;
@@ -301,12 +301,12 @@ class KernelTableTest {
         k.converge(before, T0);
         fake.deleteTable(V4);
         TableContent want = render(withDb().snapshot());
-        SyncResult partial = k.commit(Differ.diff(before, want), T0.plusSeconds(1));
+        SyncResult partial = k.commit(Differ.diff(before, want), SyncLevel.PARTIAL, T0.plusSeconds(1));
         assertFalse(partial.success(), "adding elements to a table that is gone must fail");
         assertEquals(NftException.Kind.NOT_FOUND, partial.errorKind());
         assertNull(fake.dump(V4));
         SyncResult full = k.converge(want, T0.plusSeconds(2));
-        assertTrue(full.success() && full.full(), full::toString);
+        assertTrue(full.success() && full.level() == SyncLevel.CONVERGE, full::toString);
         assertEquals(want, fake.dump(V4));
     }
 
@@ -317,7 +317,7 @@ class KernelTableTest {
         long calls = fake.applyCalls();
 
         SyncResult r = new KernelTable(V4, fake).converge(want, T0.plusSeconds(1));
-        assertTrue(r.full() && r.success());
+        assertTrue(r.level() == SyncLevel.CONVERGE && r.success());
         assertEquals(0, r.commands());
         assertEquals(calls, fake.applyCalls());
     }
@@ -328,7 +328,7 @@ class KernelTableTest {
         new KernelTable(V4, fake).converge(before, T0);
         TableContent after = render(withDb().snapshot());
         SyncResult r = new KernelTable(V4, fake).converge(after, T0.plusSeconds(1));
-        assertTrue(r.full() && r.success());
+        assertTrue(r.level() == SyncLevel.CONVERGE && r.success());
         assertEquals(Differ.diff(before, after).transaction().size(), r.commands());
         for (Command c : fake.lastTransaction().commands()) assertTrue(mentions(c, "db"), c::toString);
     }
@@ -411,7 +411,7 @@ class KernelTableTest {
         }
         assertTrue(reported.get(reported.size() - 1).contains(" " + total + "/" + total + " "), reported::toString);
         reported.clear();
-        k.commit(Differ.diff(want, renderFast(many(31).snapshot())), T0);
+        k.commit(Differ.diff(want, renderFast(many(31).snapshot())), SyncLevel.PARTIAL, T0);
         assertEquals(List.of(), reported, "a change within the budget is one transaction, with nothing to report");
     }
 
@@ -433,7 +433,7 @@ class KernelTableTest {
         assertTrue(r.longestPart().toMillis() >= 60, r::toString);
         assertTrue(r.longestPart().compareTo(r.duration()) <= 0, r::toString);
         assertTrue(r.toString().contains(" transactions (longest " + r.longestPart().toMillis() + " ms)"), r::toString);
-        assertEquals(Duration.ZERO, new KernelTable(V4, fake, 20).commit(Differ.diff(fake.dump(V4), fake.dump(V4)), T0).longestPart(),
+        assertEquals(Duration.ZERO, new KernelTable(V4, fake, 20).commit(Differ.diff(fake.dump(V4), fake.dump(V4)), SyncLevel.PARTIAL, T0).longestPart(),
                 "nothing sent, nothing waited for");
     }
 
@@ -455,7 +455,7 @@ class KernelTableTest {
         TableContent after = renderFast(many(31).snapshot());
         Differ.Diff d = Differ.diff(before, after);
         assertTrue(d.transaction().size() <= 20, () -> d.transaction().size() + " commands");
-        SyncResult r = k.commit(d, T0);
+        SyncResult r = k.commit(d, SyncLevel.PARTIAL, T0);
         assertTrue(r.success(), r::toString);
         assertEquals(1, r.parts());
         assertEquals(calls + 1, fake.applyCalls(), "one transaction, atomic");
@@ -503,7 +503,7 @@ class KernelTableTest {
         Differ.Diff d = Differ.diff(before, after);
         int[] calls = {0};
         fake.failWhen(tx -> ++calls[0] == 3);
-        SyncResult r = k.commit(d, T0);
+        SyncResult r = k.commit(d, SyncLevel.PARTIAL, T0);
         assertFalse(r.success(), r::toString);
         assertEquals(2, r.parts());
         fake.failWhen(tx -> false);

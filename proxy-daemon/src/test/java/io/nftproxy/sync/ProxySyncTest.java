@@ -41,22 +41,23 @@ class ProxySyncTest {
     @Test
     void syncsBothFamiliesToTheRenderedTables() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of());
         ProxySync.Result r = sync.sync(cluster1().snapshot(), TestClusters.node(), T0);
         assertTrue(r.success(), r::toString);
         Renderer.Rendering want = Renderer.upstream().render(cluster1().snapshot(), TestClusters.node());
         for (IpFamily f : IpFamily.values()) {
             assertEquals(want.table(f), fake.dump(f), f.toString());
-            assertTrue(r.families().get(f).full());
+            assertEquals(SyncLevel.CONVERGE, r.families().get(f).level());
         }
         ProxySync.Result again = sync.sync(cluster1().snapshot(), TestClusters.node(), T0.plusSeconds(1));
-        for (IpFamily f : IpFamily.values()) assertFalse(again.families().get(f).full());
+        // A snapshot is the whole cluster handed over again: a rebuild, the kernel is not read.
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.REBUILD, again.families().get(f).level());
     }
 
     @Test
     void aChangedNodeRerendersEverythingAndSendsTheDifferenceWithoutReadingTheKernel() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of());
         TestClusters withNodePort = cluster1().service(svc("a", "np").type("NodePort").clusterIP("172.30.0.9").port("http", "TCP", 80, 30080).build());
         sync.sync(withNodePort.snapshot(), TestClusters.node(), T0);
         long reads = fake.readCalls();
@@ -66,18 +67,38 @@ class ProxySyncTest {
                 List.of(IpAddress.parse("192.168.10.30"), IpAddress.parse("fd00:192:168:10::30")), false, NodeContext.DEFAULT_MASQUERADE_BIT, true);
         ProxySync.Result r = sync.sync(ClusterView.of(withNodePort.snapshot()), ServiceChanges.NONE, moved, T0.plusSeconds(1));
         assertTrue(r.success(), r::toString);
-        assertTrue(r.everything());
-        assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE_CHANGED), r.plan().reasons());
-        for (IpFamily f : IpFamily.values()) assertFalse(r.families().get(f).full(), f.toString());
+        assertTrue(r.level().wholeCluster());
+        assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE_CONTEXT), r.plan().reasons());
+        for (IpFamily f : IpFamily.values()) assertEquals(SyncLevel.REBUILD, r.families().get(f).level(), f.toString());
         assertEquals(reads, fake.readCalls(), "the model is what the kernel holds; nothing to read back");
         assertTrue(r.families().get(IpFamily.IPV4).commands() > 0, "the node-port addresses changed");
         for (IpFamily f : IpFamily.values()) assertEquals(Renderer.upstream().render(withNodePort.snapshot(), moved).table(f), fake.dump(f));
     }
 
+    /** issue 26: a Node object change is a rebuild for the reason "the Node changed", and sends nothing it did not move. */
+    @Test
+    void aNodeObjectChangeIsARebuildForThatReason() {
+        FakeNftClient fake = new FakeNftClient();
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of());
+        sync.sync(cluster1().snapshot(), TestClusters.node(), T0);
+        long reads = fake.readCalls();
+        ProxySync.Result r = sync.sync(ClusterView.of(cluster1().snapshot()),
+                new ServiceChanges(java.util.Set.of(ServiceChanges.Wide.NODE), java.util.Set.of()), TestClusters.node(), T0.plusSeconds(1));
+        assertTrue(r.success(), r::toString);
+        assertEquals(SyncLevel.REBUILD, r.level());
+        assertEquals(java.util.Set.of(SyncPlanner.Reason.NODE), r.plan().reasons());
+        assertEquals("the Node object changed", SyncPlanner.Reason.NODE.toString());
+        for (IpFamily f : IpFamily.values()) {
+            assertEquals(SyncLevel.REBUILD, r.families().get(f).level());
+            assertEquals(0, r.families().get(f).commands(), "the node context did not move: nothing to send");
+        }
+        assertEquals(reads, fake.readCalls());
+    }
+
     @Test
     void aDiagnosticIsLoggedOncePerObjectAndReasonUntilItChanges() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of());
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of());
         TestClusters broken = cluster1().service(svc("a", "bad").clusterIP("300.1.2.3").port("http", "TCP", 80).build());
         ProxySync.Result first = sync.sync(broken.snapshot(), TestClusters.node(), T0);
         assertFalse(first.diagnostics().isEmpty(), "the bad ClusterIP must be reported");
@@ -104,7 +125,7 @@ class ProxySyncTest {
     @Test
     void aNodePortFreedByAPartialSyncGoesToTheServiceThatLostIt() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake, Renderer.upstream(), Duration.ofHours(1), Map.of(10256, "healthz server"));
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream(), Duration.ofHours(1), Map.of(10256, "healthz server"));
         ClusterStore store = new ClusterStore();
         store.servicesListed();
         store.endpointSlicesListed();
@@ -123,7 +144,7 @@ class ProxySyncTest {
 
         store.upsertService(old);
         ProxySync.Result second = sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(1));
-        assertFalse(second.everything(), "a partial sync");
+        assertFalse(second.level().wholeCluster(), "a partial sync");
         String lines = nodePortLines(fake, "tcp . 30050");
         assertTrue(lines.contains("a/old") && !lines.contains("a/young"), lines);
         assertEquals(1, second.logged().size(), second.logged()::toString);
@@ -138,7 +159,7 @@ class ProxySyncTest {
     @Test
     void refusedOverlapsFollowAPartialSyncThatMakesAnAddressSomeoneElsesClusterIP() {
         FakeNftClient fake = new FakeNftClient();
-        ProxySync sync = new ProxySync(fake, Renderer.upstream().refusingAddressOverlaps(), Duration.ofHours(1), Map.of());
+        ProxySync sync = new ProxySync(fake, null, Renderer.upstream().refusingAddressOverlaps(), Duration.ofHours(1), Map.of());
         ClusterStore store = new ClusterStore();
         store.servicesListed();
         store.endpointSlicesListed();
@@ -148,7 +169,7 @@ class ProxySyncTest {
 
         store.upsertService(svc("a", "victim").clusterIP("172.30.0.1").port("", "TCP", 80).build());
         ProxySync.Result second = sync.sync(store, store.drainChanges(), TestClusters.node(), T0.plusSeconds(1));
-        assertFalse(second.everything(), "a partial sync");
+        assertFalse(second.level().wholeCluster(), "a partial sync");
         String lines = serviceIpLines(fake, "172.30.0.1 . tcp . 80");
         assertTrue(lines.contains("a/victim") && !lines.contains("a/thief"), "the victim's address is its own again: " + lines);
         assertTrue(second.logged().stream().anyMatch(d -> !d.kept() && d.object().equals("a/thief")

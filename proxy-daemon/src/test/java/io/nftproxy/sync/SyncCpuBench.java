@@ -77,7 +77,7 @@ class SyncCpuBench {
             store.upsertEndpointSlice(slice(i));
         }
         Instant now = Instant.parse("2025-01-01T00:00:00Z");
-        ProxySync sync = new ProxySync(new NullClient(), renderer, Duration.ofHours(24), Map.of());
+        ProxySync sync = new ProxySync(new NullClient(), null, renderer, Duration.ofHours(24), Map.of());
         long t = System.nanoTime();
         ProxySync.Result first = sync.sync(store, store.drainChanges(), node, now);
         System.out.printf("%,d services x %d: first (everything) sync core %,d ms%n", services, ENDPOINTS,
@@ -112,7 +112,7 @@ class SyncCpuBench {
             change(store, c, added);
             if (c % 2 == 0) added++;
             ProxySync.Result r = sync.sync(store, store.drainChanges(), node, now = now.plusSeconds(2));
-            if (r.everything()) throw new IllegalStateException("change " + c + " synced everything");
+            if (r.level().wholeCluster()) throw new IllegalStateException("change " + c + " synced everything");
             if (c >= 100) after.add(r.coreTime().toNanos());
         }
         System.out.printf("%,d services x %d: before (snapshot + render + diff) %s; after (partial sync core) %s%n",

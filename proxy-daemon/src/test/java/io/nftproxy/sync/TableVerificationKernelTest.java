@@ -58,7 +58,7 @@ class TableVerificationKernelTest {
              LibNftablesClient client = LibNftablesClient.inNamespace(ns.handle());
              RulesetGeneration gen = RulesetGeneration.openIn(ns.handle())) {
             GenerationTracker tracker = new GenerationTracker(client, gen::current, new CommitLedger());
-            ProxySync sync = new ProxySync(tracker, renderer, PERIOD, Map.of());
+            ProxySync sync = new ProxySync(tracker, tracker::verify, renderer, PERIOD, Map.of());
             Instant[] now = {T0};
             assertTrue(sync.sync(snapshot, TestClusters.node(), now[0]).success());
             String good = ns.listTableText(IpFamily.IPV4);
@@ -87,7 +87,7 @@ class TableVerificationKernelTest {
                 assertFalse(good.equals(ns.listTableText(IpFamily.IPV4)), "the tampering changed the table: " + t);
                 ProxySync.Result r = timer(sync, snapshot, now);
                 assertTrue(r.success(), r::toString);
-                assertTrue(r.plan().readBack(IpFamily.IPV4), t + ": " + r.plan().verifications());
+                assertTrue(r.plan().convergesOn(IpFamily.IPV4), t + ": " + r.plan().verifications());
                 assertTrue(r.families().get(IpFamily.IPV4).commands() > 0, "repaired: " + t);
                 assertEquals(good, ns.listTableText(IpFamily.IPV4), "back to what we meant after: " + t);
                 ProxySync.Result after = timer(sync, snapshot, now);
@@ -97,7 +97,7 @@ class TableVerificationKernelTest {
             // Someone else's commit to another table is indistinguishable by generation: read back, nothing to repair.
             ns.load("add table ip nftp-cni\n");
             ProxySync.Result other = timer(sync, snapshot, now);
-            assertTrue(other.plan().readBack(IpFamily.IPV4));
+            assertTrue(other.plan().convergesOn(IpFamily.IPV4));
             assertEquals(0, other.families().get(IpFamily.IPV4).commands());
             assertEquals(good, ns.listTableText(IpFamily.IPV4));
         }

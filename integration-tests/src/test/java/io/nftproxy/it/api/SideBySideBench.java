@@ -267,7 +267,7 @@ class SideBySideBench {
     private static void printTimeline(Path log, Instant started) throws IOException {
         for (String l : Files.readAllLines(log, StandardCharsets.UTF_8)) {
             Matcher m = LOG_TIME.matcher(l);
-            if (!m.matches() || !m.group(2).matches("(listed kind|sync of everything|first sync done|watching the API|.*full sync).*")) continue;
+            if (!m.matches() || !m.group(2).matches("(listed kind|(converge|rebuild) sync:|first sync done|watching the API|.*(converge|rebuild) sync).*")) continue;
             long at = Duration.between(started, Instant.parse(m.group(1))).toMillis();
             System.out.printf(Locale.ROOT, "timeline %6d ms  %s%n", at, m.group(2));
         }

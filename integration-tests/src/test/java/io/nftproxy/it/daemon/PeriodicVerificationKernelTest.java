@@ -58,7 +58,7 @@ class PeriodicVerificationKernelTest {
             b.metricsBindAddress = metrics;
             b.syncPeriod = Duration.ofSeconds(1);
             b.minSyncPeriod = Duration.ofMillis(100);
-            b.fullSyncPeriod = Duration.ofSeconds(2);
+            b.convergePeriod = Duration.ofSeconds(2);
             ProxyConfig config = b.build().validate();
             OwnProcesses own = OwnProcesses.thisProcess();
             NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, ns.handle(), own::registerChild).client();

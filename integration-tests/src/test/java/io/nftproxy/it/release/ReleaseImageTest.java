@@ -138,8 +138,8 @@ class ReleaseImageTest {
             ReleaseTarball.Run r = ReleaseTarball.run(once, Map.of(), tmp, 180);
             assertEquals(0, r.exit(), r.toString());
             assertTrue(r.stderr().contains("libnftables loaded in-process"), "no nft binary in the image: " + r);
-            assertTrue(r.stdout().contains("applied table ip kube-proxy: full sync"), r.toString());
-            assertTrue(r.stdout().contains("applied table ip6 kube-proxy: full sync"), r.toString());
+            assertTrue(r.stdout().contains("applied table ip kube-proxy: converge sync"), r.toString());
+            assertTrue(r.stdout().contains("applied table ip6 kube-proxy: converge sync"), r.toString());
             String table = ns.listTableText(IpFamily.IPV4);
             assertTrue(table.contains("service-ips") && table.contains("10.105.101.118"), table);
         }

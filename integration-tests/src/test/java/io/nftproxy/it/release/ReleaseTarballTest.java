@@ -157,8 +157,8 @@ class ReleaseTarballTest {
                     ns.name(), release.resolve("bin/nftproxy").toString(), "run", "--once", "--manifests", EXAMPLES.toString(),
                     "--hostname-override", "k8s-node-1"), env, tmp, 180);
             assertEquals(0, once.exit(), once.toString());
-            assertTrue(once.stdout().contains("applied table ip kube-proxy: full sync"), once.toString());
-            assertTrue(once.stdout().contains("applied table ip6 kube-proxy: full sync"), once.toString());
+            assertTrue(once.stdout().contains("applied table ip kube-proxy: converge sync"), once.toString());
+            assertTrue(once.stdout().contains("applied table ip6 kube-proxy: converge sync"), once.toString());
             String table = ns.listTableText(io.nftproxy.net.IpFamily.IPV4);
             assertTrue(table.contains("service-ips") && table.contains("10.105.101.118"), table);
         }

@@ -1,4 +1,4 @@
-package io.nftproxy.daemon;
+package io.nftproxy.sync;
 
 import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.netlink.nft.NftClient;

@@ -1,4 +1,4 @@
-package io.nftproxy.daemon;
+package io.nftproxy.sync;
 
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.nftproxy.daemon;
+package io.nftproxy.sync;
 
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;

@@ -1,4 +1,4 @@
-package io.nftproxy.daemon;
+package io.nftproxy.sync;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -49,7 +49,7 @@ public final class TamperBackoff {
         if (step == 0 && repairs.size() < FREE_REPAIRS) {
             repairs.addLast(now);
             scheduled = null;
-            return new Decision(Duration.ZERO, "table changed by someone else " + writer + "; full resync now");
+            return new Decision(Duration.ZERO, "table changed by someone else " + writer + "; converging on it now");
         }
         step++;
         Duration delay = delay(step);

@@ -1,4 +1,4 @@
-package io.nftproxy.daemon;
+package io.nftproxy.sync;
 
 import io.nftproxy.conntrack.CleanupReport;
 import io.nftproxy.conntrack.StaleFlowFilter;
@@ -8,8 +8,6 @@ import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.sync.ProxySync;
-import io.nftproxy.sync.ServiceDelta;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +27,7 @@ import java.util.TreeMap;
 final class SyncFollowUps {
     private static final Logger LOG = LoggerFactory.getLogger(SyncFollowUps.class);
 
-    private final NodeNetwork network;
+    private final SyncEngine.NodeAccess network;
     private final HealthCheckNodePorts healthCheckNodePorts;
     private final ProxyMetrics metrics;
     /** Health-check services by {@code ns/name}, kept up to date service by service. */
@@ -40,7 +38,7 @@ final class SyncFollowUps {
     /** A conntrack cleanup is due or failed; the next sync looks at the whole filters. */
     private boolean conntrackPending = true;
 
-    SyncFollowUps(NodeNetwork network, HealthCheckNodePorts healthCheckNodePorts, ProxyMetrics metrics) {
+    SyncFollowUps(SyncEngine.NodeAccess network, HealthCheckNodePorts healthCheckNodePorts, ProxyMetrics metrics) {
         this.network = network;
         this.healthCheckNodePorts = healthCheckNodePorts;
         this.metrics = metrics;
@@ -48,7 +46,7 @@ final class SyncFollowUps {
 
     void after(ProxySync.Result result, NodeContext node) {
         // Until this finishes, the next sync's deltas alone would not bring health checks and conntrack up to date.
-        boolean whole = result.everything() || pending;
+        boolean whole = result.level().wholeCluster() || pending;
         pending = true;
         if (whole) {
             healthChecks.clear();
@@ -63,10 +61,7 @@ final class SyncFollowUps {
         boolean serversDone = true;
         try {
             // The servers' sockets must belong to the node's network: created on a thread that is in it.
-            network.call(() -> {
-                healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses);
-                return null;
-            });
+            network.runIn(() -> healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses));
         } catch (Exception e) {
             LOG.warn("health-check NodePort servers not updated error={}; retried after the next sync", e.toString());
             serversDone = false;
