@@ -14,6 +14,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.RandomAccessFile;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -82,7 +84,10 @@ class FleetBench {
         StringBuilder report = new StringBuilder();
         try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), options);
              KubernetesClient admin = RealApiServerTest.client(api.adminKubeconfig());
-             ApiRelay relay = new ApiRelay(api.url())) {
+             // A backlog for a fleet: N nodes connect at once (nftproxy four or more connections each, HTTP/1.1), and
+             // the default backlog of 50 dropped connects (seen: connect timeouts, retries) that a real API server's
+             // listener would have taken.
+             ApiRelay relay = new ApiRelay(api.url(), new ServerSocket(0, 4096, InetAddress.getLoopbackAddress()))) {
             populate(api, admin, nodes, services);
             int round = 0;
             for (String side : sides) {
