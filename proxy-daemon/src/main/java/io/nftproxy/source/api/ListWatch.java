@@ -16,7 +16,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
@@ -207,7 +209,7 @@ public final class ListWatch<T> implements AutoCloseable {
         int timeout = watchTimeout();
         String q = path + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
                 + "&timeoutSeconds=" + timeout + selector;
-        java.util.Map<String, T> objects = new java.util.LinkedHashMap<>();
+        Map<String, T> objects = new LinkedHashMap<>();
         boolean listed = false;
         try (InputStream body = request(q, LIST_IDLE); JsonParser p = json.createParser(body)) {
             if (notServed) return;
@@ -232,7 +234,7 @@ public final class ListWatch<T> implements AutoCloseable {
                         if (!"true".equals(text(m.path("annotations"), INITIAL_EVENTS_END))) continue;
                         String listRv = text(m, "resourceVersion");
                         sink.replace().accept(new ArrayList<>(objects.values()));
-                        objects = java.util.Map.of();
+                        objects = Map.of();
                         resourceVersion = listRv;
                         listed = true;
                         reachability.ok(kind);
