@@ -27,9 +27,10 @@ import java.util.function.Function;
 
 /**
  * Kubernetes as a source: a {@link ListWatch} each for Services and EndpointSlices (minus those another proxy or
- * the headless label claims, filtered by the API server with kube-proxy's selector), this node's Node object and
- * ServiceCIDRs. Objects are decoded from the response stream with the same decoder that reads manifest files and
- * recorded into the {@link ClusterStore} on the watch's own thread; nothing here ever waits on a sync.
+ * the headless label claims and headless Services, filtered by the API server with kube-proxy's selectors), this
+ * node's Node object and ServiceCIDRs. Objects are decoded from the response stream with the same decoder that
+ * reads manifest files and recorded into the {@link ClusterStore} on the watch's own thread; nothing here ever waits
+ * on a sync.
  *
  * <p>The first sync waits for all four lists to be handed over whole (the store's {@link ClusterStore#ready gate}):
  * a sync with only part of the Services or slices would reject Services whose slices had not arrived yet, and one
@@ -88,7 +89,9 @@ public final class KubernetesSource implements AutoCloseable {
     public void start(String nodeName) {
         store.awaitNodeAndServiceCidrs();
         String notOtherProxies = ListWatch.labelSelector("!" + ProxyStateBuilder.PROXY_NAME_LABEL + ",!" + ProxyStateBuilder.HEADLESS_LABEL);
-        watch("Service", "api/v1/services", notOtherProxies, ApiObjectDecoder::service, list -> {
+        // Headless Services program nothing: the server leaves them out, as it does for kube-proxy's informer.
+        String notHeadless = ListWatch.fieldSelector("spec.clusterIP!=None");
+        watch("Service", "api/v1/services", notOtherProxies + "&" + notHeadless, ApiObjectDecoder::service, list -> {
             store.replaceServices(list);
             if (!store.servicesAndSlicesListed()) store.servicesListed();
             primaryListed();

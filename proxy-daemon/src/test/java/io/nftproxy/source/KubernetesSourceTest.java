@@ -25,7 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The Kubernetes source against a small fake of kube-apiserver's list and watch (fast, any machine): the start
  * gate holds until every page of every list is in the store, watch events follow, a 410 relists and removes what
  * was deleted meanwhile, an undecodable object is skipped alone, a server that is down at start is retried until it
- * answers. The same behaviour against a real kube-apiserver is tested in integration-tests.
+ * answers; lists are streamed with kube-proxy's requests where the server allows it, paged where it refuses (the
+ * fake's default, so the tests without "streamed" in their name exercise the paged lists). The same behaviour
+ * against a real kube-apiserver is tested in integration-tests.
  */
 class KubernetesSourceTest {
     private static final String SERVICES = "api/v1/services";
@@ -98,6 +100,80 @@ class KubernetesSourceTest {
         assertEquals(null, store.node("node-b"), "only this node's object is watched");
         // Two pages and a bit: three list requests per kind for Services and slices.
         assertTrue(api.listRequests.get() >= 8, "paged lists: " + api.listRequests.get());
+    }
+
+    /**
+     * The requests client-go 1.36's informers in kube-proxy make (one watch per kind that streams the list first, the
+     * same server-side selectors), byte for byte but for the randomised timeout; no list request at all.
+     */
+    @Test
+    void streamedListsAskWhatKubeProxysInformersAskOneRequestPerKind() throws IOException {
+        FakeApiServer api = filled(fake(0, SERVICES, SLICES, NODES, CIDRS), 3);
+        api.streamLists = true;
+        api.put(SERVICES, "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"namespace\":\"demo\",\"name\":\"headless\"},"
+                + "\"spec\":{\"clusterIP\":\"None\",\"ports\":[{\"port\":80}]}}");
+        ClusterStore store = new ClusterStore();
+        source(api.url(), store, Duration.ofSeconds(30)).start("node-a");
+        await().atMost(Duration.ofSeconds(30)).until(store::ready);
+        assertEquals(List.of("s0", "s1", "s2"), names(store), "headless Services are left out by the server");
+        assertEquals(3, store.endpointSliceCount());
+        assertEquals("z1", store.node("node-a").zone());
+
+        String stream = "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=T";
+        String notOtherProxies = "&labelSelector=%21service.kubernetes.io%2Fservice-proxy-name%2C%21service.kubernetes.io%2Fheadless";
+        assertEquals(new java.util.TreeSet<>(List.of(
+                        SERVICES + stream + notOtherProxies + "&fieldSelector=spec.clusterIP%21%3DNone",
+                        SLICES + stream + notOtherProxies,
+                        NODES + stream + "&fieldSelector=metadata.name%3Dnode-a",
+                        CIDRS + stream)),
+                new java.util.TreeSet<>(api.requests.stream().map(r -> r.replaceFirst("timeoutSeconds=(\\d+)", "timeoutSeconds=T")).toList()));
+        assertTrue(api.requests.stream().allMatch(r -> {
+            int t = Integer.parseInt(r.replaceFirst(".*timeoutSeconds=(\\d+).*", "$1"));
+            return t >= 300 && t <= 600;
+        }), "5 to 10 minutes, as client-go's reflector: " + api.requests);
+        assertEquals(0, api.listRequests.get());
+
+        // The same response goes on as the watch: a change arrives without another request.
+        api.put(SERVICES, service("added", 10, 80));
+        await().atMost(Duration.ofSeconds(10)).until(() -> names(store).contains("added"));
+        assertEquals(4, api.requests.size(), "one request per kind: " + api.requests);
+    }
+
+    @Test
+    void a410OnAStreamedListsWatchStreamsTheListAgainAndRemovesWhatWasDeletedMeanwhile() throws IOException {
+        FakeApiServer api = filled(fake(0, SERVICES, SLICES, NODES, CIDRS), 3);
+        api.streamLists = true;
+        ClusterStore store = new ClusterStore();
+        source(api.url(), store, Duration.ofSeconds(30)).start("node-a");
+        await().atMost(Duration.ofSeconds(30)).until(store::ready);
+        int streams = api.streamedLists.get();
+        // The fake answers 410 to a watch that began before a change that compaction dropped.
+        api.put(SERVICES, service("added", 10, 80));
+        await().atMost(Duration.ofSeconds(10)).until(() -> names(store).contains("added"));
+        api.compact();
+        api.delete(SERVICES, "demo", "s1");
+        api.put(SERVICES, service("late", 11, 80));
+        await().atMost(Duration.ofSeconds(10)).until(() -> names(store).contains("late") && !names(store).contains("s1"));
+        assertTrue(api.streamedLists.get() > streams, "a 410 streams the list again");
+        assertEquals(0, api.listRequests.get());
+    }
+
+    @Test
+    void aServerThatRefusesStreamedListsIsAskedOncePerKindThenListedInPages() throws IOException {
+        FakeApiServer api = filled(fake(0, SERVICES, SLICES, NODES, CIDRS), 3);
+        ClusterStore store = new ClusterStore();
+        source(api.url(), store, Duration.ofSeconds(30)).start("node-a");
+        await().atMost(Duration.ofSeconds(30)).until(store::ready);
+        assertEquals(List.of("s0", "s1", "s2"), names(store));
+        assertEquals(4, api.refusedStreams.get());
+        assertEquals(4, api.listRequests.get());
+        api.put(SERVICES, service("added", 10, 80));
+        await().atMost(Duration.ofSeconds(10)).until(() -> names(store).contains("added"));
+        api.compact();
+        api.put(SERVICES, service("late", 11, 80));
+        await().atMost(Duration.ofSeconds(10)).until(() -> names(store).contains("late"));
+        assertTrue(api.listRequests.get() > 4, "a 410 lists again, in pages");
+        assertEquals(4, api.refusedStreams.get(), "a refusal is remembered");
     }
 
     @Test

@@ -60,6 +60,8 @@ class ApiFaultsTest {
     private static final int SERVICES = 1_000;
     /** Short, so a dead watch is noticed within seconds (production: 15 s). */
     private static final Duration LAG_PROBE = Duration.ofSeconds(2);
+    /** How a list begins in the relay's request log: a watch that streams the objects first (ListWatch). */
+    private static final String STREAMED_LIST = "?watch=1&sendInitialEvents=true";
     private static final AtomicInteger NAMES = new AtomicInteger();
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private static ApiCluster cluster;
@@ -172,7 +174,9 @@ class ApiFaultsTest {
         deleteService(4);
         long up = System.nanoTime();
         render().await(node, Duration.ofSeconds(60));
-        for (String list : List.of("GET /api/v1/services?limit=", "GET /apis/discovery.k8s.io/v1/endpointslices?limit=", "GET /api/v1/nodes?limit=")) {
+        // A list is a watch that streams it first (sendInitialEvents), as client-go's informers ask.
+        for (String list : List.of("GET /api/v1/services" + STREAMED_LIST, "GET /apis/discovery.k8s.io/v1/endpointslices" + STREAMED_LIST,
+                "GET /api/v1/nodes" + STREAMED_LIST)) {
             await("listed again after 410: " + list, Duration.ofSeconds(30), () -> relay.requests().subList(before, relay.requests().size())
                     .stream().anyMatch(l -> l.startsWith(list)));
         }
@@ -205,7 +209,7 @@ class ApiFaultsTest {
         // Each stale watch is found within about two probe intervals once the API server has news past it; five
         // are allowed (busy machine). Found means listed again on a new connection.
         Map<String, Long> found = new java.util.TreeMap<>();
-        for (String list : List.of("GET /api/v1/services?limit=", "GET /apis/discovery.k8s.io/v1/endpointslices?limit=")) {
+        for (String list : List.of("GET /api/v1/services" + STREAMED_LIST, "GET /apis/discovery.k8s.io/v1/endpointslices" + STREAMED_LIST)) {
             await("relisted after its watch froze: " + list, LAG_PROBE.multipliedBy(5), () -> relay.requests().subList(before,
                     relay.requests().size()).stream().anyMatch(l -> l.startsWith(list)));
             found.put(list.substring(4, list.indexOf('?')), ms(t0));

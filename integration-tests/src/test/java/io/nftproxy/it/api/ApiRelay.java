@@ -28,6 +28,10 @@ public final class ApiRelay implements AutoCloseable {
     private volatile long deadBefore;
     private final java.util.concurrent.atomic.AtomicLong epoch = new java.util.concurrent.atomic.AtomicLong();
     private final List<Socket> held = new CopyOnWriteArrayList<>();
+    /** Bytes relayed towards the server and towards the clients, TLS records and all, as on the wire. */
+    private final java.util.concurrent.atomic.AtomicLong toServer = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong toClients = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong connections = new java.util.concurrent.atomic.AtomicLong();
 
     ApiRelay(URI apiServer) throws IOException { this(apiServer, new ServerSocket(0, 50, InetAddress.getLoopbackAddress())); }
 
@@ -44,6 +48,9 @@ public final class ApiRelay implements AutoCloseable {
     }
 
     public URI url() { return URI.create("https://127.0.0.1:" + listener.getLocalPort()); }
+
+    /** Bytes relayed so far: {@code [to the server, to the clients, connections accepted]}. */
+    long[] relayed() { return new long[] {toServer.get(), toClients.get(), connections.get()}; }
 
     /** Resets every relayed connection and refuses new ones. */
     void cut() {
@@ -89,21 +96,23 @@ public final class ApiRelay implements AutoCloseable {
                 open.add(client);
                 open.add(server);
                 long born = epoch.get();
-                pump(client, server, born);
-                pump(server, client, born);
+                connections.incrementAndGet();
+                pump(client, server, born, toServer);
+                pump(server, client, born, toClients);
             } catch (IOException e) {
                 abort(client);
             }
         }
     }
 
-    private void pump(Socket from, Socket to, long born) {
+    private void pump(Socket from, Socket to, long born, java.util.concurrent.atomic.AtomicLong relayed) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             try (InputStream in = from.getInputStream()) {
                 OutputStream out = to.getOutputStream();
                 for (int n; (n = in.read(buf)) >= 0; ) {
                     if (born < deadBefore) continue;
+                    relayed.addAndGet(n);
                     out.write(buf, 0, n);
                     out.flush();
                 }

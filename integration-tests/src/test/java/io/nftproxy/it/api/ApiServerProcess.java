@@ -160,6 +160,9 @@ public final class ApiServerProcess implements AutoCloseable {
 
     public boolean apiServerRunning() { return apiServer != null && apiServer.isAlive(); }
 
+    /** The running kube-apiserver's process id (for its CPU and memory in /proc), or -1. */
+    public synchronized long apiServerPid() { return apiServer == null ? -1 : apiServer.pid(); }
+
     /** SIGTERM, then a bounded wait; etcd and every stored object stay. Clients see connection refused until restart. */
     public synchronized void stopApiServer() throws IOException {
         stop(apiServer, "kube-apiserver");

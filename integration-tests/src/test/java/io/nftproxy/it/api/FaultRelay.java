@@ -73,7 +73,7 @@ final class FaultRelay implements AutoCloseable {
 
     URI url() { return URI.create("https://127.0.0.1:" + listener.getLocalPort()); }
 
-    /** The request lines seen so far ({@code GET /api/v1/services?limit=5000 HTTP/1.1}), answered or relayed. */
+    /** The request lines seen so far ({@code GET /api/v1/services?watch=1&sendInitialEvents=true&... HTTP/1.1}), answered or relayed. */
     List<String> requests() { return List.copyOf(requests); }
 
     /** How many requests the relay answered with an injected error. */

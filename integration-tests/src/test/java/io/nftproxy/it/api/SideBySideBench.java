@@ -305,7 +305,7 @@ class SideBySideBench {
     }
 
     /** utime+stime and cutime+cstime of a process, in seconds (USER_HZ 100). */
-    private static double[] cpuSeconds(long pid) throws IOException {
+    static double[] cpuSeconds(long pid) throws IOException {
         String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
         String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
         double own = (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
@@ -313,7 +313,7 @@ class SideBySideBench {
         return new double[] {own, children};
     }
 
-    private static long rssMb(long pid, String field) throws IOException {
+    static long rssMb(long pid, String field) throws IOException {
         for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             if (l.startsWith(field + ":")) return Long.parseLong(l.replaceAll("\\D", "")) / 1024;
         }
@@ -361,7 +361,7 @@ class SideBySideBench {
     // ---------------------------------------------------------------- cluster
 
     /** Endpoint {@code which} (1 or 2) of service {@code k}: distinct addresses in 10.200-213/16 for up to 437k services, no .0. */
-    private static String endpoint(int k, int which) {
+    static String endpoint(int k, int which) {
         int j = k * 2 + which - 1;
         return "10." + (200 + j / 62_500) + "." + (j / 250 % 250 + 1) + "." + (j % 250 + 1);
     }

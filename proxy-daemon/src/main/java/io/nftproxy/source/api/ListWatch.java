@@ -16,16 +16,21 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * One watched kind, kept in step with the API server the way client-go's reflector does it: a paged list, handed
- * over whole ({@link Sink#replace}, so objects deleted while nobody watched disappear), then a watch from the list's
- * resource version whose events are decoded straight from the response stream, one object at a time. A 410 Gone
+ * One watched kind, kept in step with the API server the way client-go's reflector does it: a list, handed over
+ * whole ({@link Sink#replace}, so objects deleted while nobody watched disappear), then a watch from the list's
+ * resource version whose events are decoded straight from the response stream, one object at a time. The list is
+ * streamed, as client-go 1.35+ does by default (its WatchListClient): one watch that begins with every object as an
+ * ADDED event, served from the API server's watch cache, marks the list's end with a bookmark and goes on as the
+ * watch; a server that refuses that (WatchList turned off: 422) is listed in pages instead, then watched. A 410 Gone
  * lists again; any other failure is retried forever with capped exponential backoff, logged once per change of
  * cause through {@link ApiReachability}. Nothing is ever removed from the sink because the server is unreachable.
  *
@@ -54,6 +59,8 @@ public final class ListWatch<T> implements AutoCloseable {
      * waits (issue 23: the table complete within 5 s of the link's return). Any kind that gets through wakes the others.
      */
     static final Duration MAX_UNREACHED_BACKOFF = Duration.ofSeconds(2);
+    /** The annotation on the bookmark that ends a streamed list's objects (KEP-3157, watch-list). */
+    static final String INITIAL_EVENTS_END = "k8s.io/initial-events-end";
 
     /**
      * Where decoded objects go; called on this watch's own thread only.
@@ -81,6 +88,8 @@ public final class ListWatch<T> implements AutoCloseable {
     private volatile InputStream open;
     private volatile boolean relistRequested;
     private volatile boolean notServed;
+    /** Lists are streamed until the server refuses it once (its WatchList gate is off); then paged, for good. */
+    private volatile boolean streamLists = true;
     // Lag probe state; probe thread only.
     private long pendingRv = -1;
     private long pendingSince;
@@ -114,6 +123,12 @@ public final class ListWatch<T> implements AutoCloseable {
         while (running) {
             String during = resourceVersion == null ? "list" : "watch";
             try {
+                if (resourceVersion == null && streamLists) {
+                    streamList();
+                    if (notServed) return;
+                    backoff = MIN_BACKOFF.toMillis();
+                    continue;
+                }
                 if (resourceVersion == null) list();
                 if (notServed) return;
                 backoff = MIN_BACKOFF.toMillis();
@@ -121,6 +136,9 @@ public final class ListWatch<T> implements AutoCloseable {
             } catch (Gone e) {
                 LOG.info("resource version too old kind={} resourceVersion={}; listing again", kind, resourceVersion);
                 resourceVersion = null;
+            } catch (StreamRefused e) {
+                LOG.info("kind={} is listed in pages: the API server refuses a streamed list ({})", kind, e.getMessage());
+                streamLists = false;
             } catch (InterruptedException e) {
                 return;
             } catch (Exception e) {
@@ -180,6 +198,60 @@ public final class ListWatch<T> implements AutoCloseable {
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
     }
 
+    /**
+     * A streamed list, then its watch on the same response: every object arrives as an ADDED event, a bookmark
+     * annotated {@link #INITIAL_EVENTS_END} says they all have, and the events after it are the watch's. Asked for
+     * without a resource version, so the server answers as fresh as a quorum read (from its watch cache once that has
+     * caught up), as client-go's reflector asks at its start and after a 410. Returns when the watch ends; the
+     * resource version is set only once every object is in.
+     */
+    private void streamList() throws IOException, InterruptedException {
+        int timeout = watchTimeout();
+        String q = path + "?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+                + "&timeoutSeconds=" + timeout + selector;
+        Map<String, T> objects = new LinkedHashMap<>();
+        boolean listed = false;
+        try (InputStream body = request(q, LIST_IDLE); JsonParser p = json.createParser(body)) {
+            if (notServed) return;
+            while (running && p.nextToken() == JsonToken.START_OBJECT) {
+                JsonNode event = p.readValueAsTree();
+                if (listed) {
+                    handle(event);
+                    continue;
+                }
+                String type = text(event, "type");
+                JsonNode object = event.get("object");
+                if (type == null || object == null || !object.isObject()) continue;
+                switch (type) {
+                    case "ADDED", "MODIFIED" -> {
+                        T decoded = decode(object);
+                        if (decoded == null) objects.remove(meta(object).key());
+                        else objects.put(meta(object).key(), decoded);
+                    }
+                    case "DELETED" -> objects.remove(meta(object).key());
+                    case "BOOKMARK" -> {
+                        JsonNode m = object.path("metadata");
+                        if (!"true".equals(text(m.path("annotations"), INITIAL_EVENTS_END))) continue;
+                        String listRv = text(m, "resourceVersion");
+                        sink.replace().accept(new ArrayList<>(objects.values()));
+                        objects = Map.of();
+                        resourceVersion = listRv;
+                        listed = true;
+                        reachability.ok(kind);
+                        LOG.info("listed kind={} streamed=true resourceVersion={}", kind, listRv);
+                        // Past the list, the stream is a watch: quiet for as long as nothing changes.
+                        if (body instanceof StreamBody s) s.idleLimit(Duration.ofSeconds(timeout + 30));
+                    }
+                    default -> handle(event);   // ERROR: 410 lists again, anything else is retried
+                }
+            }
+        }
+        if (running && !listed) throw new IOException("the streamed list of " + kind + " ended before its last object");
+    }
+
+    /** A watch's timeout in seconds: 5 to 10 minutes, randomised so that a fleet of nodes does not renew in step. */
+    private static int watchTimeout() { return ThreadLocalRandom.current().nextInt(300, 601); }
+
     /** Decodes a list page's items into {@code into}; returns its metadata (resourceVersion, continue). */
     private JsonNode readList(InputStream body, List<T> into) throws IOException {
         JsonNode meta = MissingNode.getInstance();
@@ -204,7 +276,7 @@ public final class ListWatch<T> implements AutoCloseable {
     }
 
     private void watch() throws IOException, InterruptedException {
-        int timeout = ThreadLocalRandom.current().nextInt(300, 601);
+        int timeout = watchTimeout();
         String q = path + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + timeout
                 + "&resourceVersion=" + encode(resourceVersion) + selector;
         try (InputStream body = request(q, Duration.ofSeconds(timeout + 30));
@@ -261,6 +333,9 @@ public final class ListWatch<T> implements AutoCloseable {
             message = statusMessage(body);
         }
         if (r.statusCode() == 410) throw new Gone();
+        if ((r.statusCode() == 422 || r.statusCode() == 400) && q.contains("sendInitialEvents=")) {
+            throw new StreamRefused("HTTP " + r.statusCode() + (message == null ? "" : ": " + message));
+        }
         if (r.statusCode() == 404 && resourceVersion == null) {
             notServed = true;
             reachability.ok(kind);
@@ -378,6 +453,11 @@ public final class ListWatch<T> implements AutoCloseable {
     /** The resource version asked for is gone (compacted): list again. */
     private static final class Gone extends IOException {
         Gone() { super("410 Gone"); }
+    }
+
+    /** The server does not stream lists (HTTP 422 or 400 on sendInitialEvents): list in pages. */
+    private static final class StreamRefused extends IOException {
+        StreamRefused(String message) { super(message); }
     }
 
     /** The server answered, but not with what was asked (401, 403, 500, ...). */

@@ -21,7 +21,7 @@ final class StreamBody extends InputStream implements HttpResponse.BodySubscribe
     private static final List<ByteBuffer> END = List.of();
 
     private final LinkedBlockingQueue<Object> queue = new LinkedBlockingQueue<>();
-    private final long idleNanos;
+    private volatile long idleNanos;
     private volatile Flow.Subscription subscription;
     private volatile boolean closed;
     private List<ByteBuffer> current = List.of();
@@ -29,6 +29,9 @@ final class StreamBody extends InputStream implements HttpResponse.BodySubscribe
     private boolean ended;
 
     StreamBody(Duration idleLimit) { this.idleNanos = idleLimit.toNanos(); }
+
+    /** A new idle limit for the reads that follow: a streamed list's, then its watch's. */
+    void idleLimit(Duration idleLimit) { this.idleNanos = idleLimit.toNanos(); }
 
     /** The stream is the body at once: the caller reads while bytes still arrive. */
     @Override public java.util.concurrent.CompletionStage<InputStream> getBody() {

@@ -21,8 +21,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A small stand-in for kube-apiserver's list and watch over plain HTTP, for fast unit tests of {@link ListWatch}:
- * paged lists with continue tokens, watches from a resource version (with bookmarks omitted), compaction that makes
- * older versions 410 Gone, a field selector on {@code metadata.name}, and 404 for collections it does not serve.
+ * paged lists with continue tokens, watches from a resource version (with bookmarks omitted), streamed lists (a watch
+ * with sendInitialEvents, ended by the initial-events-end bookmark) when {@link #streamLists} is on and a 422 for them
+ * when it is off (as a server with its WatchList gate off answers), compaction that makes older versions 410 Gone,
+ * the field selectors {@code metadata.name=} and {@code spec.clusterIP!=None}, and 404 for collections it does not
+ * serve. Every request's path and query is recorded in {@link #requests}.
  * Real-server behaviour is tested against a real kube-apiserver in integration-tests.
  */
 public final class FakeApiServer implements AutoCloseable {
@@ -38,6 +41,12 @@ public final class FakeApiServer implements AutoCloseable {
     private final java.util.Set<String> forbidden = java.util.concurrent.ConcurrentHashMap.newKeySet();
     public final AtomicInteger listRequests = new AtomicInteger();
     public final AtomicInteger watchRequests = new AtomicInteger();
+    public final AtomicInteger streamedLists = new AtomicInteger();
+    public final AtomicInteger refusedStreams = new AtomicInteger();
+    /** Each request's path and raw query, in arrival order. */
+    public final List<String> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Whether a watch with sendInitialEvents is served (true) or refused with 422 (false, the default). */
+    public volatile boolean streamLists;
 
     public FakeApiServer(int port, String... served) throws IOException {
         for (String p : served) {
@@ -94,6 +103,7 @@ public final class FakeApiServer implements AutoCloseable {
         try (x) {
             String path = x.getRequestURI().getPath().substring(1);
             Map<String, String> q = query(x.getRequestURI().getRawQuery());
+            requests.add(path + (x.getRequestURI().getRawQuery() == null ? "" : "?" + x.getRequestURI().getRawQuery()));
             if (forbidden.contains(path)) {
                 send(x, 403, "{\"kind\":\"Status\",\"code\":403,\"message\":\"" + path + " is forbidden: User cannot list resource\"}");
                 return;
@@ -111,13 +121,12 @@ public final class FakeApiServer implements AutoCloseable {
         listRequests.incrementAndGet();
         int limit = Integer.parseInt(q.getOrDefault("limit", "0"));
         int from = q.containsKey("continue") ? Integer.parseInt(q.get("continue").split(":")[1]) : 0;
-        String name = nameSelector(q);
         StringBuilder b = new StringBuilder();
         synchronized (this) {
             long listRv = q.containsKey("continue") ? Long.parseLong(q.get("continue").split(":")[0]) : rv;
             List<JsonNode> all = new ArrayList<>();
             for (JsonNode o : collections.get(path).values()) {
-                if (name == null || name.equals(o.path("metadata").path("name").asString())) all.add(o);
+                if (selected(q, o)) all.add(o);
             }
             int to = limit == 0 ? all.size() : Math.min(all.size(), from + limit);
             String cont = to < all.size() ? listRv + ":" + to : "";
@@ -131,12 +140,34 @@ public final class FakeApiServer implements AutoCloseable {
 
     private void watch(HttpExchange x, String path, Map<String, String> q) throws IOException {
         watchRequests.incrementAndGet();
-        long from = Long.parseLong(q.get("resourceVersion"));
+        boolean stream = "true".equals(q.get("sendInitialEvents"));
+        if (stream && !streamLists) {
+            refusedStreams.incrementAndGet();
+            send(x, 422, "{\"kind\":\"Status\",\"code\":422,\"message\":\"ListOptions.meta.k8s.io \\\"\\\" is invalid: "
+                    + "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled\"}");
+            return;
+        }
         long deadline = System.nanoTime() + Long.parseLong(q.getOrDefault("timeoutSeconds", "60")) * 1_000_000_000L;
-        String name = nameSelector(q);
         x.getResponseHeaders().set("Content-Type", "application/json");
         x.sendResponseHeaders(200, 0);
         OutputStream out = x.getResponseBody();
+        long from;
+        if (stream) {
+            streamedLists.incrementAndGet();
+            StringBuilder b = new StringBuilder();
+            synchronized (this) {
+                from = rv;
+                for (JsonNode o : collections.get(path).values()) {
+                    if (selected(q, o)) b.append("{\"type\":\"ADDED\",\"object\":").append(JSON.writeValueAsString(o)).append("}\n");
+                }
+            }
+            b.append("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Bookmark\",\"metadata\":{\"resourceVersion\":\"").append(from)
+                    .append("\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}}\n");
+            out.write(b.toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        } else {
+            from = Long.parseLong(q.get("resourceVersion"));
+        }
         long sent = from;
         while (System.nanoTime() < deadline) {
             List<Event> batch = new ArrayList<>();
@@ -159,16 +190,20 @@ public final class FakeApiServer implements AutoCloseable {
             }
             for (Event e : batch) {
                 sent = e.rv;
-                if (name != null && !name.equals(e.object.path("metadata").path("name").asString())) continue;
+                if (!selected(q, e.object)) continue;
                 out.write(("{\"type\":\"" + e.type + "\",\"object\":" + JSON.writeValueAsString(e.object) + "}\n").getBytes(StandardCharsets.UTF_8));
             }
             out.flush();
         }
     }
 
-    private static String nameSelector(Map<String, String> q) {
+    /** Whether {@code o} passes the request's field selector (only the two forms the source uses). */
+    private static boolean selected(Map<String, String> q, JsonNode o) {
         String f = q.get("fieldSelector");
-        return f != null && f.startsWith("metadata.name=") ? f.substring("metadata.name=".length()) : null;
+        if (f == null) return true;
+        if (f.startsWith("metadata.name=")) return f.substring("metadata.name=".length()).equals(o.path("metadata").path("name").asString());
+        if (f.equals("spec.clusterIP!=None")) return !"None".equals(o.path("spec").path("clusterIP").asString(""));
+        return true;
     }
 
     private static void send(HttpExchange x, int code, String body) throws IOException {
