@@ -113,6 +113,7 @@ ns_pids() { # every process in our mount namespace, except the holder
     [[ $p != "$HOLDER" && "$(readlink "/proc/$p/ns/mnt" 2>/dev/null)" == "$m" ]] && echo "$p"; done; true
 }
 cg_pids() { local d; for d in $(cg_dirs); do find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null; done; true; }
+any_alive() { local p; for p; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }   # PID...
 teardown() {
   local rc=$?
   trap - EXIT INT TERM ERR
@@ -128,13 +129,14 @@ teardown() {
     fzx "$BIN/kubectl" --kubeconfig "$WORK/admin.kubeconfig" delete pods --all -A --grace-period=1 --timeout=60s >/dev/null 2>&1
   fi
   if [[ -n "$HOLDER" ]] && kill -0 "$HOLDER" 2>/dev/null; then
-    for name in proxy proxy-2 kubelet kubelet-2 containerd containerd-2 kube-scheduler kube-controller-manager kube-apiserver etcd; do
-      local f="$WORK/$name.pid"
-      [[ -f $f ]] || continue
-      local p; p=$(cat "$f")
-      kill "$p" 2>/dev/null
-      for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
-      kill -9 "$p" 2>/dev/null
+    # A group at a time (both nodes' proxies, then kubelets, then runtimes), in the order they depend on each other.
+    for group in proxy,proxy-2 kubelet,kubelet-2 containerd,containerd-2 kube-scheduler kube-controller-manager kube-apiserver etcd; do
+      local pids="" name f
+      for name in ${group//,/ }; do f="$WORK/$name.pid"; [[ -f $f ]] && pids+=" $(cat "$f")"; done
+      [[ -n $pids ]] || continue
+      kill $pids 2>/dev/null
+      for _ in $(seq 50); do any_alive $pids || break; sleep 0.2; done
+      kill -9 $pids 2>/dev/null
     done
     # Shims and containers that outlived containerd: ours are in our cgroups or our mount namespace.
     for p in $(cg_pids) $(ns_pids); do kill -9 "$p" 2>/dev/null; done
