@@ -342,7 +342,10 @@ state = "$D/ctd/state"
 TOML
 # One node: a fixed pod range. Dual-stack: the ranges the controller manager gives the node, once it has registered.
 [[ -n $DUAL ]] || cni_config "$D/cni/net.d/10-node.conflist" "$POD_CIDR"
-start_on "$i" "containerd$N_SFX" /usr/bin/containerd --config "$D/ctd/config.toml"
+# Two nodes: each runtime in a UTS namespace named for its node, so a hostNetwork pod's hostname is its node's name
+# (the multi-node e2e tests tell nodes apart by it), as on a real node; one node keeps the machine's, as before.
+UTS=(); [[ $NODES == 1 ]] || UTS=(unshare --uts sh -c 'hostname "$0" && exec "$@"' "$N_NAME")
+start_on "$i" "containerd$N_SFX" "${UTS[@]}" /usr/bin/containerd --config "$D/ctd/config.toml"
 wait_for 60 "containerd$N_SFX" nx "$i" ctr -a "$D/ctd/containerd.sock" version
 if [[ "$STOP_AFTER" == runtime ]]; then
   mkdir -p "$WORK/img-root"; echo probe > "$WORK/img-root/probe"
