@@ -34,16 +34,17 @@ CLUSTER_CIDR=10.244.0.0/16
 SVC_CIDR=10.96.0.0/16
 DNS_IP=10.96.0.10
 API_PORT=46443
+node_ns() { if [[ $1 == 1 ]]; then echo "$NS"; else echo "$RUN-$1"; fi; }   # I: node I's network namespace
 NSS=("$NS")                        # every network namespace of the run, one per node
 DUAL=""                            # non-empty: dual-stack, the IPv6 half in ULA ranges (fd00::/8, private)
 if [[ $NODES == 2 ]]; then
-  NSS+=("$RUN-2"); DUAL=1
+  NSS+=("$(node_ns 2)"); DUAL=1
   CLUSTER_CIDR=10.244.0.0/16,fd00:10:244::/56
   SVC_CIDR=10.96.0.0/16,fd00:10:96::/112
 fi
-node_vars() { # I: sets N_NAME, N_NS, N_IP (every family's), N_DIR, N_SFX (of files and logs) and N_CG of node I
-  if [[ $1 == 1 ]]; then N_NAME=$NODE_NAME N_NS=$NS N_DIR=$WORK N_SFX="" N_CG=$CG   # the single node's, unchanged
-  else N_NAME=nftp-node-$1 N_NS=$RUN-$1 N_DIR=$WORK/node$1 N_SFX=-$1 N_CG=$CG/node$1; fi
+node_vars() { # I: sets N_NAME, N_IP (every family's), N_DIR, N_SFX (of files and logs) and N_CG of node I
+  if [[ $1 == 1 ]]; then N_NAME=$NODE_NAME N_DIR=$WORK N_SFX="" N_CG=$CG   # the single node's, unchanged
+  else N_NAME=nftp-node-$1 N_DIR=$WORK/node$1 N_SFX=-$1 N_CG=$CG/node$1; fi
   N_IP=10.200.0.$1${DUAL:+,fd00:10:200::$1}
 }
 WORK="$(mktemp -d "/tmp/$RUN.XXXX")"
@@ -102,7 +103,7 @@ T_BUILT=$(date +%s)
 HOLDER=""
 fzx() { nsenter -t "$HOLDER" -m -n -- "$@"; }
 nx() { # I CMD...: CMD in node I's network namespace and the run's mount namespace (node 1: as fzx)
-  local ns=$NS; [[ $1 == 1 ]] || ns=$RUN-$1; shift
+  local ns; ns=$(node_ns "$1"); shift
   nsenter -t "$HOLDER" -m --net="/run/netns/$ns" -- "$@"
 }
 cg_dirs() { for h in /sys/fs/cgroup/*/; do [[ -d "$h$CG" ]] && echo "$h$CG"; done; [[ -d "/sys/fs/cgroup/$CG" ]] && echo "/sys/fs/cgroup/$CG"; true; }
@@ -203,8 +204,7 @@ HOLDER=$!
 own_mnt_ns() { [[ -e /proc/$HOLDER/ns/mnt && "$(readlink "/proc/$HOLDER/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]]; }
 wait_for 10 "mount namespace" own_mnt_ns
 start_on() { # I NAME CMD...: a daemon inside node I's namespaces, logging to $LOGS/NAME.log
-  local i=$1 name=$2; shift 2
-  local ns=$NS; [[ $i == 1 ]] || ns=$RUN-$i
+  local i=$1 name=$2 ns; shift 2; ns=$(node_ns "$i")
   setsid nsenter -t "$HOLDER" -m --net="/run/netns/$ns" -- "$@" >"$LOGS/$name.log" 2>&1 < /dev/null &
   echo $! > "$WORK/$name.pid"
 }
