@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and caches everything the single-node harness (run.sh) needs, beside the API server build:
 #   Go binaries from the Go module proxy: kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl,
-#   e2e.test, agnhost, coredns, CNI plugins (bridge, loopback, host-local, portmap);
-#   OCI image archives built without a registry: pause, agnhost, busybox, glibc-dns-testing, coredns.
+#   e2e.test, agnhost, regression-issue-74839, coredns, CNI plugins (bridge, loopback, host-local, portmap);
+#   OCI image archives built without a registry: pause, agnhost, busybox, glibc-dns-testing, coredns,
+#   regression-issue-74839, distroless-iptables.
 # containerd and runc come from Debian's archive (apt-get, see run.sh's requirements / .ci notes).
 #
 #   integration-tests/node/build.sh          # build what is missing, print the cache directory (last line)
@@ -103,7 +104,8 @@ if [[ -n "$need_node" ]]; then
 fi
 
 # e2e.test needs the test-only imports of test/e2e/e2e_test.go in the graph, so go mod tidy sees them.
-if { want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; } || { want agnhost && [[ ! -x "$BIN/agnhost" ]]; }; then
+if { want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; } || { want agnhost && [[ ! -x "$BIN/agnhost" ]]; } \
+    || { want boom-server && [[ ! -x "$BIN/regression-issue-74839" ]]; }; then
   step="resolving the e2e module"
   kmod_setup "$WORKD/e2e" k8s.io/kubernetes/test/e2e k8s.io/kubernetes/test/images/agnhost \
     github.com/onsi/ginkgo/v2 k8s.io/component-base/version k8s.io/klog/v2 \
@@ -116,6 +118,14 @@ if { want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; } || { want agnhost && [[ ! -x
     step="compiling agnhost"; log "$step"
     timed agnhost gobuild -ldflags="-s -w" -o "$BIN/agnhost.tmp" k8s.io/kubernetes/test/images/agnhost
     mv "$BIN/agnhost.tmp" "$BIN/agnhost"
+  fi
+  # The conntrack test "invalid conntrack state bug" runs it as its boom-server (its only import, k8s.io/utils, is
+  # already in the module's graph).
+  if want boom-server && [[ ! -x "$BIN/regression-issue-74839" ]]; then
+    step="compiling regression-issue-74839"; log "$step"
+    timed regression-issue-74839 gobuild -ldflags="-s -w" -o "$BIN/regression-issue-74839.tmp" \
+      k8s.io/kubernetes/test/images/regression-issue-74839
+    mv "$BIN/regression-issue-74839.tmp" "$BIN/regression-issue-74839"
   fi
   if want e2e.test && [[ ! -x "$BIN/e2e.test" ]]; then
     step="compiling e2e.test (go test -c)"; log "$step; the longest piece"
@@ -170,7 +180,7 @@ if want images; then
   "$BIN/e2e.test" --list-images > "$IMG/e2e-images.txt"
   # Every tag the list has for an image of the main registry goes on the one archive (agnhost and busybox each have
   # two); the copies under other registries are the ones tests expect to fail pulling.
-  refs_of() { local r; r=$(grep -E "^registry\.k8s\.io/(e2e-test-images/)?$1:[^/]*\$" "$IMG/e2e-images.txt" | paste -sd,) \
+  refs_of() { local r; r=$(grep -E "^registry\.k8s\.io/(e2e-test-images/|build-image/)?$1:[^/]*\$" "$IMG/e2e-images.txt" | paste -sd,) \
       && [[ -n "$r" ]] || { log "e2e.test lists no registry.k8s.io image named $1"; false; }; echo "$r"; }
   PAUSE_REF=$(refs_of pause); AGNHOST_REF=$(refs_of agnhost); BUSYBOX_REF=$(refs_of busybox); DNSTEST_REF=$(refs_of glibc-dns-testing)
   [[ "$PAUSE_REF" != *,* ]] || { log "more than one pause image listed: $PAUSE_REF"; false; }
@@ -215,6 +225,18 @@ if want images; then
     python3 "$HERE/../../release/oci-image.py" "$root" "$AGNHOST_REF" "$IMG/agnhost.tar" --entrypoint /agnhost --cmd pause
     python3 "$HERE/../../release/oci-image.py" "$root" "$BUSYBOX_REF" "$IMG/busybox.tar" --cmd sh
     python3 "$HERE/../../release/oci-image.py" "$root" "$DNSTEST_REF" "$IMG/glibc-dns-testing.tar" --cmd bash
+  fi
+  # "KubeProxy should set TCP CLOSE_WAIT timeout" reads the node's conntrack table from a privileged hostNetwork pod
+  # of the distroless-iptables image with sh, grep and sleep (/proc/net/nf_conntrack, or conntrack): the test root has them.
+  if [[ ! -f "$IMG/distroless-iptables.tar" && -x "$root/bin/bash" ]]; then
+    step="building the distroless-iptables image"
+    python3 "$HERE/../../release/oci-image.py" "$root" "$(refs_of distroless-iptables)" "$IMG/distroless-iptables.tar" --cmd sh
+  fi
+  if [[ ! -f "$IMG/regression-issue-74839.tar" && -x "$BIN/regression-issue-74839" ]]; then
+    step="building the regression-issue-74839 image"   # upstream's: the static binary as the entrypoint
+    rm -rf "$WORKD/boom-root"; mkdir -p "$WORKD/boom-root"; cp "$BIN/regression-issue-74839" "$WORKD/boom-root/"
+    python3 "$HERE/../../release/oci-image.py" "$WORKD/boom-root" "$(refs_of regression-issue-74839)" \
+      "$IMG/regression-issue-74839.tar" --entrypoint /regression-issue-74839
   fi
   if [[ ! -f "$IMG/coredns.tar" && -x "$BIN/coredns" ]]; then
     step="building the coredns image"

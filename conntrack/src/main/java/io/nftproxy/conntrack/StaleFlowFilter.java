@@ -25,10 +25,14 @@ import java.util.stream.Collectors;
  * <p>A UDP entry is stale when
  * <ul>
  *   <li>its original destination is a UDP service address (ClusterIP, externalIP, LoadBalancer VIP) and port, and its
- *       reply source is not one of that service port's <em>serving</em> endpoint IPs; or</li>
+ *       reply source address and port is not one of that service port's <em>serving</em> endpoints; or</li>
  *   <li>its original destination port is a UDP NodePort (on any destination address, as upstream) and its reply
- *       source is not one of that service port's serving endpoint IPs.</li>
+ *       source address and port is not one of that service port's serving endpoints.</li>
  * </ul>
+ * The endpoint's port counts as upstream's reconciler counts it: after a Service's targetPort changes, the pod is
+ * still serving but its old port is not, and a flow still DNATed to the old port must go (upstream's e2e test
+ * "cleanup conntrack entries when UDP service target port changes for a NodePort service", which failed here on two
+ * nodes while the filter compared addresses only).
  * Readiness, terminating state, topology and traffic policies are ignored (a serving endpoint may still be in use).
  * A service port with no serving endpoints has an empty set, so all its flows go: leaving them was #139628 (a 13 h
  * blackhole). Flows created while a service had no endpoints were never DNATed, their reply source is the service
@@ -40,12 +44,12 @@ import java.util.stream.Collectors;
  * not judged again as a NodePort flow.
  *
  * <p>{@code servingByServiceAddress} maps each UDP service address and port, {@code servingByNodePort} each UDP
- * NodePort, to the serving endpoint IPs a flow to it may be answered by.
+ * NodePort, to the serving endpoints (address and port) a flow to it may be answered by.
  */
-public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> servingByServiceAddress,
-                              Map<Integer, Set<IpAddress>> servingByNodePort) {
+public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<AddressPort>> servingByServiceAddress,
+                              Map<Integer, Set<AddressPort>> servingByNodePort) {
 
-    /** A UDP service address and port. */
+    /** A UDP service address and port, or a serving endpoint's. */
     public record AddressPort(IpAddress address, int port) {
         public AddressPort {
             Objects.requireNonNull(address, "address");
@@ -56,12 +60,12 @@ public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> 
 
     /** The maps of one family's UDP service ports (all of them, or one Service's) to their serving endpoint IPs. */
     public static StaleFlowFilter of(ProxyState state) {
-        Map<AddressPort, Set<IpAddress>> byAddress = new HashMap<>();
-        Map<Integer, Set<IpAddress>> byNodePort = new HashMap<>();
+        Map<AddressPort, Set<AddressPort>> byAddress = new HashMap<>();
+        Map<Integer, Set<AddressPort>> byNodePort = new HashMap<>();
         for (ServicePort sp : state.servicePorts().values()) {
             if (sp.protocol() != Protocol.UDP) continue;
-            Set<IpAddress> serving = state.endpointsOf(sp.name()).stream().filter(Endpoint::serving).map(Endpoint::ip)
-                    .collect(Collectors.toSet());
+            Set<AddressPort> serving = state.endpointsOf(sp.name()).stream().filter(Endpoint::serving)
+                    .map(e -> new AddressPort(e.ip(), e.port())).collect(Collectors.toSet());
             addAll(byAddress, new AddressPort(sp.clusterIP(), sp.port()), serving);
             for (IpAddress ip : sp.externalIPs()) addAll(byAddress, new AddressPort(ip, sp.port()), serving);
             for (IpAddress ip : sp.loadBalancerIPs()) addAll(byAddress, new AddressPort(ip, sp.port()), serving);
@@ -70,13 +74,13 @@ public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> 
         return new StaleFlowFilter(state.family(), freeze(byAddress), freeze(byNodePort));
     }
 
-    private static void addAll(Map<AddressPort, Set<IpAddress>> m, AddressPort key, Set<IpAddress> ips) {
+    private static void addAll(Map<AddressPort, Set<AddressPort>> m, AddressPort key, Set<AddressPort> serving) {
         // A headless or unallocated ClusterIP is rendered as no address at all; unspecified never matches a flow.
         if (key.address().isUnspecified()) return;
-        m.computeIfAbsent(key, k -> new HashSet<>()).addAll(ips);
+        m.computeIfAbsent(key, k -> new HashSet<>()).addAll(serving);
     }
 
-    private static <K> Map<K, Set<IpAddress>> freeze(Map<K, Set<IpAddress>> m) {
+    private static <K> Map<K, Set<AddressPort>> freeze(Map<K, Set<AddressPort>> m) {
         m.replaceAll((k, v) -> Collections.unmodifiableSet(v));
         return Collections.unmodifiableMap(m);
     }
@@ -95,11 +99,12 @@ public record StaleFlowFilter(IpFamily family, Map<AddressPort, Set<IpAddress>> 
     /** Whether the flow should be deleted. */
     public boolean isStale(FlowEntry flow) {
         if (flow.protocol() != FlowEntry.UDP || flow.family() != family) return false;
-        Set<IpAddress> serving = servingByServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
+        AddressPort answeredBy = new AddressPort(flow.replySrc(), flow.replySrcPort());
+        Set<AddressPort> serving = servingByServiceAddress.get(new AddressPort(flow.origDst(), flow.origDstPort()));
         // A flow to a service address is judged by that service alone, even if its port number is also some
         // NodePort: upstream's port-only NodePort filter would cut such a healthy flow.
-        if (serving != null) return !serving.contains(flow.replySrc());
-        Set<IpAddress> nodePortServing = servingByNodePort.get(flow.origDstPort());
-        return nodePortServing != null && !nodePortServing.contains(flow.replySrc());
+        if (serving != null) return !serving.contains(answeredBy);
+        Set<AddressPort> nodePortServing = servingByNodePort.get(flow.origDstPort());
+        return nodePortServing != null && !nodePortServing.contains(answeredBy);
     }
 }

@@ -97,6 +97,8 @@ class ConntrackCleanerKernelTest {
         // IPv6: deleted (endpoint gone) and kept (live endpoint)
         ns.execChecked(insert("udp", "fd00:10::5", 40010, "fd00:172:30::10", 53, "fd00:10::99", 5353));
         ns.execChecked(insert("udp", "fd00:10::5", 40011, "fd00:172:30::10", 53, "fd00:10::1", 5353));
+        // deleted: NodePort flow answered by the live endpoint, but on a port it no longer serves (targetPort changed)
+        ns.execChecked(insert("udp", "198.51.100.7", 40012, "192.168.10.20", 30053, "10.0.1.1", 8080));
     }
 
     private static Set<Integer> clientPorts(List<String> lines) {
@@ -113,7 +115,7 @@ class ConntrackCleanerKernelTest {
         KernelTests.assumeAvailable("conntrack");
         try (KernelNamespace ns = KernelNamespace.create("ct")) {
             fixtures(ns);
-            assertEquals(Set.of(40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011),
+            assertEquals(Set.of(40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009, 40010, 40011, 40012),
                     clientPorts(conntrackList(ns)), "fixtures inserted");
 
             CleanupReport r = ns.handle().call(() -> new ConntrackCleaner().clean(v4, v6));
@@ -121,13 +123,13 @@ class ConntrackCleanerKernelTest {
 
             assertEquals(Set.of(40001, 40005, 40008, 40009, 40011), clientPorts(conntrackList(ns)),
                     "left after cleanup:\n" + String.join("\n", conntrackList(ns)));
-            assertEquals(6, r.deleted(), r.toString());
-            assertEquals(6, r.stale(), r.toString());
+            assertEquals(7, r.deleted(), r.toString());
+            assertEquals(7, r.stale(), r.toString());
             assertEquals(0, r.errors(), r.toString());
-            assertEquals(11, r.listed(), r.toString());
+            assertEquals(12, r.listed(), r.toString());
             CleanupReport.Family fam4 = r.families().get(0);
             assertEquals(IpFamily.IPV4, fam4.family());
-            assertEquals(8, fam4.udp(), "the TCP entry is listed but not UDP");
+            assertEquals(9, fam4.udp(), "the TCP entry is listed but not UDP");
 
             CleanupReport again = ns.handle().call(() -> new ConntrackCleaner().clean(v4, v6));
             assertEquals(0, again.stale(), "a second cleanup finds nothing: " + again);
@@ -177,10 +179,11 @@ class ConntrackCleanerKernelTest {
                     "40007 kube-system/dns:dns/UDP CLUSTER_IP",
                     "40009 kube-system/dns:dns/UDP NODE_PORT",
                     "40010 kube-system/dns:dns/UDP CLUSTER_IP",
-                    "40011 kube-system/dns:dns/UDP CLUSTER_IP"), seen);
+                    "40011 kube-system/dns:dns/UDP CLUSTER_IP",
+                    "40012 kube-system/dns:dns/UDP NODE_PORT"), seen);
             ServiceFlow zoned = flows.stream().filter(f -> f.flow().origSrcPort() == 40007).findFirst().orElseThrow();
             assertEquals(5, zoned.flow().zone());
-            assertEquals(11, conntrackList(ns).size(), "listing deletes nothing");
+            assertEquals(12, conntrackList(ns).size(), "listing deletes nothing");
         }
     }
 }

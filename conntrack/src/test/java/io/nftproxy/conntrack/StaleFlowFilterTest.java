@@ -50,52 +50,57 @@ class StaleFlowFilterTest {
 
     private static final StaleFlowFilter FILTER = StaleFlowFilter.of(state());
 
-    @ParameterizedTest(name = "{0} to {1}:{2} answered by {3}: stale={4}")
+    @ParameterizedTest(name = "{0} to {1}:{2} answered by {3}:{4}: stale={5}")
     @CsvSource(delimiter = '|', textBlock = """
-            # proto | orig dst     | dport | reply src    | stale | why
-            udp     | 172.30.0.10  | 53    | 10.0.1.1     | false | ready endpoint
-            udp     | 172.30.0.10  | 53    | 10.0.1.2     | false | serving though terminating: still in use
-            udp     | 172.30.0.10  | 53    | 10.0.1.3     | true  | terminating and not serving
-            udp     | 172.30.0.10  | 53    | 10.0.9.9     | true  | endpoint gone
-            udp     | 172.30.0.10  | 53    | 172.30.0.10  | true  | made while there were no endpoints (0 to N)
-            udp     | 192.0.2.10   | 53    | 10.0.9.9     | true  | externalIP, endpoint gone
-            udp     | 192.0.2.10   | 53    | 10.0.1.1     | false | externalIP, endpoint alive
-            udp     | 203.0.113.10 | 53    | 10.0.9.9     | true  | LoadBalancer VIP, endpoint gone
-            udp     | 203.0.113.10 | 53    | 10.0.1.2     | false | LoadBalancer VIP, serving endpoint
-            udp     | 192.168.10.20| 30053 | 10.0.9.9     | true  | NodePort on the node IP, endpoint gone
-            udp     | 198.51.100.7 | 30053 | 10.0.9.9     | true  | NodePort matches on any destination, as upstream
-            udp     | 192.168.10.20| 30053 | 10.0.1.1     | false | NodePort, endpoint alive
-            udp     | 192.168.10.20| 30053 | 192.168.10.20| true  | NodePort flow made while there were no endpoints
-            udp     | 172.30.0.20  | 514   | 10.0.2.1     | false | first port of syslog
-            udp     | 172.30.0.20  | 1514  | 10.0.2.1     | true  | 10.0.2.1 serves 514 but not 1514
-            udp     | 172.30.0.20  | 1514  | 10.0.2.2     | false | the one endpoint of 1514
-            udp     | 172.30.0.30  | 9999  | 10.0.9.9     | true  | no endpoints left at all (#139628)
-            udp     | 172.30.0.30  | 9999  | 172.30.0.30  | true  | no endpoints, never DNATed
-            udp     | 172.30.0.10  | 5353  | 10.0.9.9     | false | not a service port of that address
-            udp     | 172.30.0.99  | 53    | 10.0.9.9     | false | not a service address
-            udp     | 10.0.1.1     | 5353  | 10.0.1.1     | false | pod to pod, no service
-            tcp     | 172.30.0.10  | 53    | 10.0.9.9     | false | TCP is never touched
-            tcp     | 172.30.0.40  | 80    | 10.0.9.9     | false | TCP service, endpoint gone: still never
-            tcp     | 192.168.10.20| 30080 | 10.0.9.9     | false | TCP NodePort
-            sctp    | 172.30.0.10  | 53    | 10.0.9.9     | false | SCTP is never touched
+            # proto | orig dst     | dport | reply src    | sport | stale | why
+            udp     | 172.30.0.10  | 53    | 10.0.1.1     | 5353  | false | ready endpoint
+            udp     | 172.30.0.10  | 53    | 10.0.1.2     | 5353  | false | serving though terminating: still in use
+            udp     | 172.30.0.10  | 53    | 10.0.1.3     | 5353  | true  | terminating and not serving
+            udp     | 172.30.0.10  | 53    | 10.0.9.9     | 5353  | true  | endpoint gone
+            udp     | 172.30.0.10  | 53    | 10.0.1.1     | 5300  | true  | the pod serves, but no longer that port (targetPort changed)
+            udp     | 172.30.0.10  | 53    | 172.30.0.10  | 53    | true  | made while there were no endpoints (0 to N)
+            udp     | 192.0.2.10   | 53    | 10.0.9.9     | 5353  | true  | externalIP, endpoint gone
+            udp     | 192.0.2.10   | 53    | 10.0.1.1     | 5353  | false | externalIP, endpoint alive
+            udp     | 203.0.113.10 | 53    | 10.0.9.9     | 5353  | true  | LoadBalancer VIP, endpoint gone
+            udp     | 203.0.113.10 | 53    | 10.0.1.2     | 5353  | false | LoadBalancer VIP, serving endpoint
+            udp     | 192.168.10.20| 30053 | 10.0.9.9     | 5353  | true  | NodePort on the node IP, endpoint gone
+            udp     | 198.51.100.7 | 30053 | 10.0.9.9     | 5353  | true  | NodePort matches on any destination, as upstream
+            udp     | 192.168.10.20| 30053 | 10.0.1.1     | 5353  | false | NodePort, endpoint alive
+            udp     | 192.168.10.20| 30053 | 10.0.1.1     | 8080  | true  | NodePort, the endpoint's old targetPort (upstream's e2e test)
+            udp     | 192.168.10.20| 30053 | 192.168.10.20| 30053 | true  | NodePort flow made while there were no endpoints
+            udp     | 172.30.0.20  | 514   | 10.0.2.1     | 514   | false | first port of syslog
+            udp     | 172.30.0.20  | 1514  | 10.0.2.1     | 514   | true  | 10.0.2.1 serves 514 but not 1514
+            udp     | 172.30.0.20  | 1514  | 10.0.2.2     | 1514  | false | the one endpoint of 1514
+            udp     | 172.30.0.20  | 1514  | 10.0.2.2     | 514   | true  | 10.0.2.2 answering on its 514 is not 1514's endpoint
+            udp     | 172.30.0.30  | 9999  | 10.0.9.9     | 9999  | true  | no endpoints left at all (#139628)
+            udp     | 172.30.0.30  | 9999  | 172.30.0.30  | 9999  | true  | no endpoints, never DNATed
+            udp     | 172.30.0.10  | 5353  | 10.0.9.9     | 5353  | false | not a service port of that address
+            udp     | 172.30.0.99  | 53    | 10.0.9.9     | 5353  | false | not a service address
+            udp     | 10.0.1.1     | 5353  | 10.0.1.1     | 5353  | false | pod to pod, no service
+            tcp     | 172.30.0.10  | 53    | 10.0.9.9     | 5353  | false | TCP is never touched
+            tcp     | 172.30.0.40  | 80    | 10.0.9.9     | 8080  | false | TCP service, endpoint gone: still never
+            tcp     | 192.168.10.20| 30080 | 10.0.9.9     | 8080  | false | TCP NodePort
+            sctp    | 172.30.0.10  | 53    | 10.0.9.9     | 5353  | false | SCTP is never touched
             """)
-    void decidesLikeUpstream(String proto, String dst, int dport, String replySrc, boolean stale, String why) {
+    void decidesLikeUpstream(String proto, String dst, int dport, String replySrc, int replySport, boolean stale, String why) {
         int p = proto.equals("udp") ? FlowEntry.UDP : proto.equals("tcp") ? FlowEntry.TCP : FlowEntry.SCTP;
-        FlowEntry flow = FlowEntry.of(p, "10.0.5.5", 40000, dst, dport, replySrc, 5353);
+        FlowEntry flow = FlowEntry.of(p, "10.0.5.5", 40000, dst, dport, replySrc, replySport);
         assertEquals(stale, FILTER.isStale(flow), why + ": " + flow);
     }
 
     @Test
     void mapsOnlyUdpServicePortsToServingEndpoints() {
         var byAddress = FILTER.servingByServiceAddress();
-        assertEquals(Set.of(ip("10.0.1.1"), ip("10.0.1.2")), byAddress.get(key("172.30.0.10", 53)));
-        assertEquals(Set.of(ip("10.0.1.1"), ip("10.0.1.2")), byAddress.get(key("192.0.2.10", 53)));
-        assertEquals(Set.of(ip("10.0.1.1"), ip("10.0.1.2")), byAddress.get(key("203.0.113.10", 53)));
+        Set<StaleFlowFilter.AddressPort> dns = Set.of(key("10.0.1.1", 5353), key("10.0.1.2", 5353));
+        assertEquals(dns, byAddress.get(key("172.30.0.10", 53)));
+        assertEquals(dns, byAddress.get(key("192.0.2.10", 53)));
+        assertEquals(dns, byAddress.get(key("203.0.113.10", 53)));
+        assertEquals(Set.of(key("10.0.2.2", 1514)), byAddress.get(key("172.30.0.20", 1514)));
         assertEquals(Set.of(), byAddress.get(key("172.30.0.30", 9999)));
         assertFalse(byAddress.containsKey(key("172.30.0.40", 80)), "TCP service");
         assertEquals(6, byAddress.size(), byAddress.toString());
         assertEquals(Set.of(30053), FILTER.servingByNodePort().keySet());
-        assertEquals(Set.of(ip("10.0.1.1"), ip("10.0.1.2")), FILTER.servingByNodePort().get(30053));
+        assertEquals(dns, FILTER.servingByNodePort().get(30053));
     }
 
     @Test
@@ -144,6 +149,12 @@ class StaleFlowFilterTest {
                         .ready("10.0.1.2", TestClusters.NODE).build())
                 .snapshot(), IpFamily.IPV4, TestClusters.NODE);
         assertTrue(StaleFlowFilter.of(oneDnsEndpointLess).changedSince(StaleFlowFilter.of(twoDns)), "UDP endpoint removed");
+        ProxyState targetPortChanged = ProxyStateBuilder.build(cluster()
+                .service(svc("kube-system", "dns").clusterIP("172.30.0.10").port("dns", "UDP", 53).build())
+                .slice(slice("kube-system", "dns", "dns-1").port("dns", "UDP", 5300).ready("10.0.1.1", TestClusters.NODE).build())
+                .snapshot(), IpFamily.IPV4, TestClusters.NODE);
+        assertTrue(StaleFlowFilter.of(targetPortChanged).changedSince(StaleFlowFilter.of(oneDnsEndpointLess)),
+                "same pod, new targetPort: its flows to the old port must be judged again");
     }
 
     private static IpAddress ip(String s) { return IpAddress.parse(s); }
