@@ -56,7 +56,7 @@ class GoldenKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("scenarios")
     void goldenScriptLoadsAndKernelHoldsTheModel(TableLayout layout, GoldenScenarios.Scenario s) throws Exception {
-        String golden = goldenFile(io.nftproxy.render.GoldenTest.goldenDir(layout), s.name());
+        String golden = goldenFile(GoldenScenarios.goldenDir(layout), s.name());
         Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         try (KernelNamespace ns = KernelNamespace.create("gold")) {
             ns.load(golden);

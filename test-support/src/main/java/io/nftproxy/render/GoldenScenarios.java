@@ -81,6 +81,14 @@ public final class GoldenScenarios {
 
     private GoldenScenarios() {}
 
+    /**
+     * The folder under nft-renderer's test resources holding a layout's golden files: {@code golden},
+     * {@code golden-fast}, {@code golden-flat}.
+     */
+    public static String goldenDir(TableLayout layout) {
+        return layout == TableLayout.UPSTREAM ? "golden" : "golden-" + layout.cliName();
+    }
+
     public static List<Scenario> all() {
         List<Scenario> s = new ArrayList<>();
         NodeContext node = TestClusters.node();
