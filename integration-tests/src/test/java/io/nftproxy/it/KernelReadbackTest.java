@@ -1,6 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.nft.Chain;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.readback.KernelTableParser;
@@ -36,9 +37,7 @@ class KernelReadbackTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED KernelReadbackTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     static List<KernelScenarios.Scenario> scenarios() { return KernelScenarios.all(); }

@@ -1,5 +1,6 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.demo.EchoServer;
 import io.nftproxy.demo.Probe;
@@ -7,11 +8,11 @@ import io.nftproxy.demo.Topology;
 import io.nftproxy.it.daemon.DaemonProcess;
 import io.nftproxy.it.net.TestNetworks;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.util.Optional;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -177,10 +178,8 @@ class MigrationKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = Topology.unavailabilityCause();
-        if (cause == null) cause = KernelNamespace.unavailabilityCause("iptables-nft-restore", "iptables-nft-save").orElse(null);
-        if (cause != null) System.out.println("SKIPPED MigrationKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()),
+                KernelNamespace.unavailabilityCause("iptables-nft-restore", "iptables-nft-save"));
     }
 
     /** The guide's steps under load: not one connection fails, and at the end only nftproxy's table serves. */

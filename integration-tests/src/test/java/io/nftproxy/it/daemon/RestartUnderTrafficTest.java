@@ -1,6 +1,7 @@
 package io.nftproxy.it.daemon;
 
 import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.demo.EchoServer;
@@ -15,10 +16,10 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.systemd.SdNotify;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
@@ -47,9 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RestartUnderTrafficTest {
     @Test
     void aRestartAdoptsTheTableAndNoConnectionNotices() throws Exception {
-        String cause = Topology.unavailabilityCause();
-        if (cause != null) System.out.println("SKIPPED RestartUnderTrafficTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
         List<EchoServer> servers = new ArrayList<>();
         try (Topology topology = Topology.build(TestNetworks.plan())) {
             for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));

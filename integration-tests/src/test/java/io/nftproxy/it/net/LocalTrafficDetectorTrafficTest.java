@@ -1,18 +1,19 @@
 package io.nftproxy.it.net;
 
 import io.nftproxy.demo.EchoServer;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.util.ArrayList;
+import java.util.Optional;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -37,9 +38,7 @@ class LocalTrafficDetectorTrafficTest {
 
     @BeforeAll
     void buildTopology() throws Exception {
-        String cause = Topology.unavailabilityCause();
-        if (cause != null) System.out.println("SKIPPED LocalTrafficDetectorTrafficTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
         topology = Topology.build(TestNetworks.plan("tl"));
         for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
     }

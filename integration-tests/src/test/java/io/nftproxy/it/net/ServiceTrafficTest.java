@@ -1,17 +1,18 @@
 package io.nftproxy.it.net;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.EchoServer;
 import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -74,9 +75,7 @@ class ServiceTrafficTest {
 
         @BeforeAll
         void buildTopology() throws Exception {
-            String cause = Topology.unavailabilityCause();
-            if (cause != null) System.out.println("SKIPPED ServiceTrafficTest (" + layout.cliName() + " layout): " + cause);
-            Assumptions.assumeTrue(cause == null, cause);
+            KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
             long start = System.nanoTime();
             topology = Topology.build(TestNetworks.plan());
             for (Topology.Host b : topology.backends()) {
