@@ -1,5 +1,6 @@
 package io.nftproxy.it.daemon;
 
+import io.nftproxy.TestAddresses;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.config.ProxyConfig;
@@ -118,11 +119,11 @@ class RestartUnderTrafficTest {
 
     private static ProxyDaemon daemon(String netns) throws Exception {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
-        b.hostnameOverride = TestNetworks.NODE_NAME;
-        b.clusterCidrs = List.of(IpPrefix.parse(TestNetworks.CLUSTER_CIDR), IpPrefix.parse(TestNetworks.CLUSTER_CIDR6));
+        b.hostnameOverride = TestAddresses.NODE;
+        b.clusterCidrs = List.of(IpPrefix.parse(TestAddresses.CLUSTER_CIDR), IpPrefix.parse(TestAddresses.CLUSTER_CIDR6));
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
-        b.nodeIPs = List.of(IpAddress.parse(TestNetworks.NODE_IP), IpAddress.parse(TestNetworks.NODE_IP6));
+        b.nodeIPs = List.of(IpAddress.parse(TestAddresses.NODE_IP), IpAddress.parse(TestAddresses.NODE_IP6));
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();

@@ -19,6 +19,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
+import static io.nftproxy.TestAddresses.*;
 import static io.nftproxy.it.net.TestNetworks.*;
 import static io.nftproxy.it.net.TrafficServices.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -86,7 +87,7 @@ class LocalTrafficDetectorTrafficTest {
         assertTrue(failed.isEmpty(), () -> failed.size() + " of " + remote.size() + " got no reply, e.g. " + failed.get(0));
         assertEquals(Set.of("pod-a", "pod-b"), remote.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),
                 "the other node's pod is not local: this node's endpoints only");
-        assertEquals(Set.of(REMOTE_POD), peers(remote), "its address is kept");
+        assertEquals(Set.of(OTHER_POD), peers(remote), "its address is kept");
         List<Probe.Outcome> local = Probe.from(topology.podClient()).tcp(NODE_IP, WEB_LOCAL_NODE_PORT, 24);
         assertTrue(local.stream().allMatch(Probe.Outcome::replied), local::toString);
         assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), local.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),

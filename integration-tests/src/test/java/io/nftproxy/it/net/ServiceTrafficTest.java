@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
+import static io.nftproxy.TestAddresses.*;
 import static io.nftproxy.it.net.TestNetworks.*;
 import static io.nftproxy.it.net.TrafficServices.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -222,9 +223,9 @@ class ServiceTrafficTest {
         void loadBalancerSourceRangesAdmitAllowedSourcesAndDropOthers() throws Exception {
             Probe external = Probe.from(topology.external());
             List<Probe.Outcome> allowed = external.boundTo(EXTERNAL_CLIENT).tcp(LB_VIP, HTTP, 5);
-            Probe.Outcome denied = external.boundTo(EXTERNAL_DENIED_CLIENT).timeoutMillis(DROP_WAIT_MILLIS).tcp(LB_VIP, HTTP);
+            Probe.Outcome denied = external.boundTo(DENIED_CLIENT).timeoutMillis(DROP_WAIT_MILLIS).tcp(LB_VIP, HTTP);
             report("LB source ranges, allowed " + EXTERNAL_CLIENT, allowed);
-            report("LB source ranges, denied " + EXTERNAL_DENIED_CLIENT, List.of(denied));
+            report("LB source ranges, denied " + DENIED_CLIENT, List.of(denied));
             assertAllReplied(allowed);
             assertEquals(Probe.Kind.TIMEOUT, denied.kind(), denied::toString);
         }
