@@ -96,26 +96,26 @@ public final class GoldenScenarios {
         s.add(new Scenario("clusterip-basic", "ClusterIP with three ready endpoints on two nodes",
                 cluster().service(svc("ns1", "svc1").clusterIP("172.30.0.41").port("p80", "TCP", 80).build())
                         .slice(slice("ns1", "svc1", "svc1-abc").port("p80", "TCP", 8080)
-                                .ready("10.180.0.3", OTHER_NODE).ready("10.180.0.10", OTHER_NODE).ready("10.180.0.2", NODE).build())
+                                .ready("10.0.2.3", OTHER_NODE).ready("10.0.2.12", OTHER_NODE).ready("10.0.1.2", NODE).build())
                         .snapshot(), node, flows(
                 dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no",
-                        "10.180.0.10:8080", "10.180.0.2:8080", "10.180.0.3:8080"),
+                        "10.0.1.2:8080", "10.0.2.12:8080", "10.0.2.3:8080"),
                 dnat("ClusterIP from off-node: masquerade from outside cluster", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes",
-                        "10.180.0.10:8080", "10.180.0.2:8080", "10.180.0.3:8080"),
+                        "10.0.1.2:8080", "10.0.2.12:8080", "10.0.2.3:8080"),
                 dnat("ClusterIP from the host", HOST, NODE_IP, "172.30.0.41", "tcp", 80, "yes",
-                        "10.180.0.10:8080", "10.180.0.2:8080", "10.180.0.3:8080"),
-                dnat("hairpin: the local endpoint calls its own service", POD, "10.180.0.2", "172.30.0.41", "tcp", 80,
-                        "10.180.0.10:8080=no|10.180.0.2:8080=yes|10.180.0.3:8080=no",
-                        "10.180.0.10:8080", "10.180.0.2:8080", "10.180.0.3:8080"),
+                        "10.0.1.2:8080", "10.0.2.12:8080", "10.0.2.3:8080"),
+                dnat("hairpin: the local endpoint calls its own service", POD, "10.0.1.2", "172.30.0.41", "tcp", 80,
+                        "10.0.1.2:8080=yes|10.0.2.12:8080=no|10.0.2.3:8080=no",
+                        "10.0.1.2:8080", "10.0.2.12:8080", "10.0.2.3:8080"),
                 reject("undefined port", POD, POD_IP, "172.30.0.41", "tcp", 81, "cluster-ips-check"),
                 reject("UDP to a TCP-only port", POD, POD_IP, "172.30.0.41", "udp", 80, "cluster-ips-check"),
                 untouched("no ServiceCIDR known: another address is not dropped", POD, POD_IP, "172.30.0.99", "tcp", 80))));
         s.add(new Scenario("clusterip-single-endpoint", "one endpoint: 1.36 still writes the numgen map",
                 cluster().service(svc("ns1", "svc1").clusterIP("172.30.0.41").port("p80", "TCP", 80).build())
-                        .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 80).ready("10.180.0.1", OTHER_NODE).build())
+                        .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 80).ready("10.0.2.4", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.1:80"),
-                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.180.0.1:80"))));
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.0.2.4:80"),
+                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.0.2.4:80"))));
         s.add(new Scenario("clusterip-no-endpoints", "no slice: ClusterIP rejected via no-endpoint-services",
                 cluster().service(svc("demo", "legacy-api").clusterIP("172.30.229.142").port("http", "TCP", 80).build())
                         .snapshot(), node, flows(
@@ -125,71 +125,71 @@ public final class GoldenScenarios {
         s.add(new Scenario("multi-port", "two named ports, targetPorts resolved by the slice",
                 cluster().service(svc("ns2", "svc2").clusterIP("172.30.0.42").port("p80", "TCP", 80).port("p443", "TCP", 443).build())
                         .slice(slice("ns2", "svc2", "s1").port("p80", "TCP", 8080).port("p443", "TCP", 8443)
-                                .ready("10.180.0.5", OTHER_NODE).ready("10.180.0.6", OTHER_NODE).build())
+                                .ready("10.0.2.5", OTHER_NODE).ready("10.0.2.6", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("port 80 to targetPort 8080", POD, POD_IP, "172.30.0.42", "tcp", 80, "no", "10.180.0.5:8080", "10.180.0.6:8080"),
-                dnat("port 443 to targetPort 8443", POD, POD_IP, "172.30.0.42", "tcp", 443, "no", "10.180.0.5:8443", "10.180.0.6:8443"),
+                dnat("port 80 to targetPort 8080", POD, POD_IP, "172.30.0.42", "tcp", 80, "no", "10.0.2.5:8080", "10.0.2.6:8080"),
+                dnat("port 443 to targetPort 8443", POD, POD_IP, "172.30.0.42", "tcp", 443, "no", "10.0.2.5:8443", "10.0.2.6:8443"),
                 reject("a targetPort is not a service port", POD, POD_IP, "172.30.0.42", "tcp", 8080, "cluster-ips-check"))));
         s.add(new Scenario("tcp-udp-same-port", "DNS: the same port number over UDP and TCP, plus metrics",
                 cluster().service(svc("kube-system", "kube-dns").clusterIP("172.30.0.10").port("dns", "UDP", 53)
                                 .port("dns-tcp", "TCP", 53).port("metrics", "TCP", 9153).build())
                         .slice(slice("kube-system", "kube-dns", "kube-dns-1").port("dns", "UDP", 53).port("dns-tcp", "TCP", 53)
-                                .port("metrics", "TCP", 9153).ready("10.180.1.2", OTHER_NODE).ready("10.180.1.3", NODE).build())
+                                .port("metrics", "TCP", 9153).ready("10.0.2.2", OTHER_NODE).ready("10.0.1.3", NODE).build())
                         .snapshot(), node, flows(
-                dnat("DNS over UDP", POD, POD_IP, "172.30.0.10", "udp", 53, "no", "10.180.1.2:53", "10.180.1.3:53"),
-                dnat("DNS over TCP", POD, POD_IP, "172.30.0.10", "tcp", 53, "no", "10.180.1.2:53", "10.180.1.3:53"),
-                dnat("DNS over UDP from the host", HOST, NODE_IP, "172.30.0.10", "udp", 53, "yes", "10.180.1.2:53", "10.180.1.3:53"),
-                dnat("metrics", POD, POD_IP, "172.30.0.10", "tcp", 9153, "no", "10.180.1.2:9153", "10.180.1.3:9153"),
+                dnat("DNS over UDP", POD, POD_IP, "172.30.0.10", "udp", 53, "no", "10.0.1.3:53", "10.0.2.2:53"),
+                dnat("DNS over TCP", POD, POD_IP, "172.30.0.10", "tcp", 53, "no", "10.0.1.3:53", "10.0.2.2:53"),
+                dnat("DNS over UDP from the host", HOST, NODE_IP, "172.30.0.10", "udp", 53, "yes", "10.0.1.3:53", "10.0.2.2:53"),
+                dnat("metrics", POD, POD_IP, "172.30.0.10", "tcp", 9153, "no", "10.0.1.3:9153", "10.0.2.2:9153"),
                 reject("UDP to the TCP-only metrics port", POD, POD_IP, "172.30.0.10", "udp", 9153, "cluster-ips-check"),
                 reject("SCTP to the DNS port", POD, POD_IP, "172.30.0.10", "sctp", 53, "cluster-ips-check"))));
         s.add(new Scenario("sctp", "an SCTP service port",
                 cluster().service(svc("ns3", "sig").clusterIP("172.30.0.50").port("sig", "SCTP", 3868).build())
-                        .slice(slice("ns3", "sig", "s1").port("sig", "SCTP", 3868).ready("10.180.2.1", OTHER_NODE).build())
+                        .slice(slice("ns3", "sig", "s1").port("sig", "SCTP", 3868).ready("10.0.2.21", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("SCTP ClusterIP from a pod", POD, POD_IP, "172.30.0.50", "sctp", 3868, "no", "10.180.2.1:3868"),
-                dnat("SCTP ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.50", "sctp", 3868, "yes", "10.180.2.1:3868"),
+                dnat("SCTP ClusterIP from a pod", POD, POD_IP, "172.30.0.50", "sctp", 3868, "no", "10.0.2.21:3868"),
+                dnat("SCTP ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.50", "sctp", 3868, "yes", "10.0.2.21:3868"),
                 reject("TCP to the SCTP port", POD, POD_IP, "172.30.0.50", "tcp", 3868, "cluster-ips-check"))));
         s.add(new Scenario("unnamed-port", "a single unnamed port: chain base ends in '/', comment is ns/svc",
                 cluster().service(svc("ns4", "svc4").clusterIP("172.30.0.44").port("", "TCP", 80).build())
-                        .slice(slice("ns4", "svc4", "s1").port("", "TCP", 80).ready("10.180.0.44", OTHER_NODE).build())
+                        .slice(slice("ns4", "svc4", "s1").port("", "TCP", 80).ready("10.0.2.44", OTHER_NODE).build())
                         .service(svc("ns4", "empty").clusterIP("172.30.0.45").port(null, "TCP", 80).build())
                         .snapshot(), node, flows(
-                dnat("the unnamed port", POD, POD_IP, "172.30.0.44", "tcp", 80, "no", "10.180.0.44:80"),
+                dnat("the unnamed port", POD, POD_IP, "172.30.0.44", "tcp", 80, "no", "10.0.2.44:80"),
                 reject("a null port name without endpoints", POD, POD_IP, "172.30.0.45", "tcp", 80, "reject-chain"))));
         s.add(new Scenario("nodeport-cluster", "NodePort with eTP=Cluster: external chain masquerades",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080).build())
                         .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080)
-                                .ready("10.172.15.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                                .ready("10.0.2.150", OTHER_NODE).ready("10.0.1.48", NODE).build())
                         .snapshot(), node, flows(
-                dnat("NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.172.15.0:8080", "10.211.48.0:8080"),
+                dnat("NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.0.1.48:8080", "10.0.2.150:8080"),
                 dnat("NodePort from a pod: eTP=Cluster masquerades every source", POD, POD_IP, NODE_IP, "tcp", 30080, "yes",
-                        "10.172.15.0:8080", "10.211.48.0:8080"),
-                dnat("NodePort from the host", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.172.15.0:8080", "10.211.48.0:8080"),
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.172.15.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.150:8080"),
+                dnat("NodePort from the host", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.0.1.48:8080", "10.0.2.150:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.0.1.48:8080", "10.0.2.150:8080"),
                 untouched("UDP to the TCP NodePort reaches the node's own socket", EXTERNAL, CLIENT, NODE_IP, "udp", 30080))));
         s.add(new Scenario("nodeport-local", "NodePort with eTP=Local and a local endpoint: local chain, pod/host short-circuit",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080)
                                 .externalLocal().build())
                         .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080)
-                                .ready("10.172.15.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                                .ready("10.0.2.150", OTHER_NODE).ready("10.0.1.48", NODE).build())
                         .snapshot(), node, flows(
                 dnat("NodePort from off-node: local endpoint only, client IP kept", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "no",
-                        "10.211.48.0:8080"),
+                        "10.0.1.48:8080"),
                 dnat("NodePort from a pod: short-circuit to every endpoint", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
-                        "10.172.15.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.150:8080"),
                 dnat("NodePort from the host: short-circuit, masqueraded", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes",
-                        "10.172.15.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.150:8080"),
                 dnat("ClusterIP from off-node is not subject to eTP", EXTERNAL, CLIENT, "172.30.48.156", "tcp", 80, "yes",
-                        "10.172.15.0:8080", "10.211.48.0:8080"))));
+                        "10.0.1.48:8080", "10.0.2.150:8080"))));
         s.add(new Scenario("nodeport-local-no-local-endpoints", "eTP=Local, endpoints only elsewhere: NodePort dropped",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080)
                                 .externalLocal().build())
-                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.172.15.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.0.2.150", OTHER_NODE).build())
                         .snapshot(), node, flows(
                 drop("NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "nodeport-endpoints-check"),
-                dnat("NodePort from a pod still short-circuits", POD, POD_IP, NODE_IP, "tcp", 30080, "no", "10.172.15.0:8080"),
-                dnat("NodePort from the host still short-circuits", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.172.15.0:8080"),
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.172.15.0:8080"))));
+                dnat("NodePort from a pod still short-circuits", POD, POD_IP, NODE_IP, "tcp", 30080, "no", "10.0.2.150:8080"),
+                dnat("NodePort from the host still short-circuits", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.0.2.150:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.0.2.150:8080"))));
         s.add(new Scenario("nodeport-no-endpoints", "NodePort without endpoints: rejected in no-endpoint-nodeports",
                 cluster().service(svc("demo", "np-empty").type("NodePort").clusterIP("172.30.48.157").port("http", "TCP", 80, 30081).build())
                         .snapshot(), node, flows(
@@ -199,55 +199,55 @@ public final class GoldenScenarios {
         // kube-proxy's other local-traffic detectors: the same cluster under each; only the detector's match differs.
         ClusterSnapshot detectCluster = cluster()
                 .service(svc("ns1", "svc1").clusterIP("172.30.0.41").port("p80", "TCP", 80).build())
-                .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 8080).ready("10.180.0.3", OTHER_NODE).build())
+                .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 8080).ready("10.0.2.3", OTHER_NODE).build())
                 .service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080)
                         .externalLocal().build())
                 .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080)
-                        .ready("10.172.15.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                        .ready("10.0.2.150", OTHER_NODE).ready("10.0.1.48", NODE).build())
                 .snapshot();
         s.add(new Scenario("detect-local-node-cidr", "detectLocalMode NodeCIDR: this node's podCIDRs, not the cluster's",
                 detectCluster, with(node, n -> detector(n, LocalTraffic.bySource(
                         List.of(IpPrefix.parse(TestAddresses.POD_CIDR), IpPrefix.parse(TestAddresses.POD_CIDR6))))), flows(
-                dnat("ClusterIP from a pod of this node", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
+                dnat("ClusterIP from a pod of this node", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.0.2.3:8080"),
                 dnat("ClusterIP from a pod of another node is masqueraded", EXTERNAL, OTHER_POD_IP, "172.30.0.41", "tcp", 80, "yes",
-                        "10.180.0.3:8080"),
+                        "10.0.2.3:8080"),
                 dnat("NodePort eTP=Local from a pod of this node: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
-                        "10.172.15.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.150:8080"),
                 dnat("NodePort eTP=Local from a pod of another node: local endpoint only", EXTERNAL, OTHER_POD_IP, NODE_IP, "tcp",
-                        30080, "no", "10.211.48.0:8080"))));
+                        30080, "no", "10.0.1.48:8080"))));
         s.add(new Scenario("detect-local-bridge-interface", "detectLocalMode BridgeInterface: what enters on cbr0 is a pod's",
                 detectCluster, with(node, n -> detector(n, LocalTraffic.byInterface("cbr0", false))), flows(
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.0.2.3:8080"),
                 dnat("ClusterIP from off-node, even from a cluster address", EXTERNAL, OTHER_POD_IP, "172.30.0.41", "tcp", 80, "yes",
-                        "10.180.0.3:8080"),
+                        "10.0.2.3:8080"),
                 dnat("ClusterIP from the host: no input interface, not marked", HOST, NODE_IP, "172.30.0.41", "tcp", 80, "no",
-                        "10.180.0.3:8080"),
+                        "10.0.2.3:8080"),
                 dnat("NodePort eTP=Local from a pod: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
-                        "10.172.15.0:8080", "10.211.48.0:8080"))));
+                        "10.0.1.48:8080", "10.0.2.150:8080"))));
         s.add(new Scenario("detect-local-interface-name-prefix", "detectLocalMode InterfaceNamePrefix: what enters on veth* is a pod's",
                 detectCluster, with(node, n -> detector(n, LocalTraffic.byInterface("veth", true))), flows(
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.180.0.3:8080"),
-                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.180.0.3:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.41", "tcp", 80, "no", "10.0.2.3:8080"),
+                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.0.2.3:8080"),
                 dnat("NodePort eTP=Local from off-node: local endpoint only", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "no",
-                        "10.211.48.0:8080"),
+                        "10.0.1.48:8080"),
                 dnat("NodePort eTP=Local from a pod: short-circuit", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
-                        "10.172.15.0:8080", "10.211.48.0:8080"))));
+                        "10.0.1.48:8080", "10.0.2.150:8080"))));
         s.add(new Scenario("nodeport-match-all", "nodePortAddresses 0.0.0.0/0 and ::/0: fib daddr type local, no nodeport-ips set",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080).build())
-                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.172.15.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.0.2.150", OTHER_NODE).build())
                         .snapshot(),
                 with(node, n -> new NodeContext(n.nodeName(), n.zone(), n.nodeIPs(), n.clusterCidrs(),
                         List.of(IpPrefix.parse("0.0.0.0/0"), IpPrefix.parse("::/0")), n.localAddresses(), false, 14, true)), flows(
-                dnat("NodePort on the node IP", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.172.15.0:8080"),
+                dnat("NodePort on the node IP", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.0.2.150:8080"),
                 untouched("NodePort on loopback is not served", HOST, "127.0.0.1", "127.0.0.1", "tcp", 30080))));
         s.add(new Scenario("external-ips", "externalIPs go to the external chain; ClusterIP does not",
                 cluster().service(svc("ns5", "ext").clusterIP("172.30.0.55").externalIP("192.0.2.55").externalIP("192.0.2.56")
                                 .externalIP("2001:db8::55").port("http", "TCP", 80).build())
-                        .slice(slice("ns5", "ext", "s1").port("http", "TCP", 8080).ready("10.180.5.1", OTHER_NODE).build())
+                        .slice(slice("ns5", "ext", "s1").port("http", "TCP", 8080).ready("10.0.2.51", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("externalIP from off-node", EXTERNAL, CLIENT, "192.0.2.55", "tcp", 80, "yes", "10.180.5.1:8080"),
-                dnat("second externalIP from a pod: masqueraded too", POD, POD_IP, "192.0.2.56", "tcp", 80, "yes", "10.180.5.1:8080"),
-                dnat("ClusterIP from a pod is not masqueraded", POD, POD_IP, "172.30.0.55", "tcp", 80, "no", "10.180.5.1:8080"),
+                dnat("externalIP from off-node", EXTERNAL, CLIENT, "192.0.2.55", "tcp", 80, "yes", "10.0.2.51:8080"),
+                dnat("second externalIP from a pod: masqueraded too", POD, POD_IP, "192.0.2.56", "tcp", 80, "yes", "10.0.2.51:8080"),
+                dnat("ClusterIP from a pod is not masqueraded", POD, POD_IP, "172.30.0.55", "tcp", 80, "no", "10.0.2.51:8080"),
                 untouched("IPv6 externalIP of an IPv4-only service is not served", EXTERNAL, CLIENT6, "2001:db8::55", "tcp", 80),
                 untouched("another port of the externalIP is not the service", EXTERNAL, CLIENT, "192.0.2.55", "tcp", 443))));
         s.add(new Scenario("external-ips-no-endpoints", "externalIP without endpoints: rejected like the ClusterIP",
@@ -259,147 +259,147 @@ public final class GoldenScenarios {
                 cluster().service(svc("demo", "hello-lb").type("LoadBalancer").clusterIP("172.30.232.108")
                                 .port("http", "TCP", 80, 31950).lbIngress("203.0.113.10").build())
                         .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080)
-                                .ready("10.172.17.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                                .ready("10.0.2.170", OTHER_NODE).ready("10.0.1.48", NODE).build())
                         .snapshot(), node, flows(
-                dnat("LB VIP from off-node", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080", "10.211.48.0:8080"),
-                dnat("LB VIP from a pod", POD, POD_IP, "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080", "10.211.48.0:8080"),
-                dnat("the LB's NodePort", EXTERNAL, CLIENT, NODE_IP, "tcp", 31950, "yes", "10.172.17.0:8080", "10.211.48.0:8080"))));
+                dnat("LB VIP from off-node", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "yes", "10.0.1.48:8080", "10.0.2.170:8080"),
+                dnat("LB VIP from a pod", POD, POD_IP, "203.0.113.10", "tcp", 80, "yes", "10.0.1.48:8080", "10.0.2.170:8080"),
+                dnat("the LB's NodePort", EXTERNAL, CLIENT, NODE_IP, "tcp", 31950, "yes", "10.0.1.48:8080", "10.0.2.170:8080"))));
         s.add(new Scenario("loadbalancer-source-ranges", "loadBalancerSourceRanges: firewall-ips and a firewall chain",
                 cluster().service(svc("demo", "hello-lb").type("LoadBalancer").clusterIP("172.30.232.108")
                                 .port("http", "TCP", 80, 31950).lbIngress("203.0.113.10")
                                 .sourceRange(" 198.51.100.0/25 ").sourceRange("198.51.100.200/32").build())
-                        .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080).ready("10.172.17.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080).ready("10.0.2.170", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("LB VIP from inside the first range", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080"),
-                dnat("LB VIP from the /32 range", EXTERNAL, "198.51.100.200", "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080"),
+                dnat("LB VIP from inside the first range", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "yes", "10.0.2.170:8080"),
+                dnat("LB VIP from the /32 range", EXTERNAL, "198.51.100.200", "203.0.113.10", "tcp", 80, "yes", "10.0.2.170:8080"),
                 drop("LB VIP from outside the ranges", EXTERNAL, "198.51.100.150", "203.0.113.10", "tcp", 80, "firewall-"),
                 drop("LB VIP from a pod outside the ranges", POD, POD_IP, "203.0.113.10", "tcp", 80, "firewall-"),
-                dnat("NodePort bypasses the source ranges", EXTERNAL, "198.51.100.150", NODE_IP, "tcp", 31950, "yes", "10.172.17.0:8080"),
+                dnat("NodePort bypasses the source ranges", EXTERNAL, "198.51.100.150", NODE_IP, "tcp", 31950, "yes", "10.0.2.170:8080"),
                 dnat("ClusterIP bypasses the source ranges", EXTERNAL, "198.51.100.150", "172.30.232.108", "tcp", 80, "yes",
-                        "10.172.17.0:8080"))));
+                        "10.0.2.170:8080"))));
         s.add(new Scenario("loadbalancer-source-ranges-cover-node", "a source range covering the node IP also allows the VIP",
                 cluster().service(svc("demo", "hello-lb").type("LoadBalancer").clusterIP("172.30.232.108")
                                 .port("http", "TCP", 80, 31950).lbIngress("203.0.113.10").sourceRange("192.168.10.0/24").build())
-                        .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080).ready("10.172.17.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080).ready("10.0.2.170", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("LB VIP from the node's subnet", EXTERNAL, "192.168.10.50", "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080"),
+                dnat("LB VIP from the node's subnet", EXTERNAL, "192.168.10.50", "203.0.113.10", "tcp", 80, "yes", "10.0.2.170:8080"),
                 dnat("LB VIP from the VIP itself (SNATed to it)", EXTERNAL, "203.0.113.10", "203.0.113.10", "tcp", 80, "yes",
-                        "10.172.17.0:8080"),
-                dnat("LB VIP from the host", HOST, NODE_IP, "203.0.113.10", "tcp", 80, "yes", "10.172.17.0:8080"),
+                        "10.0.2.170:8080"),
+                dnat("LB VIP from the host", HOST, NODE_IP, "203.0.113.10", "tcp", 80, "yes", "10.0.2.170:8080"),
                 drop("LB VIP from outside the range", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "firewall-"))));
         s.add(new Scenario("loadbalancer-local-hcnp", "LB with eTP=Local and healthCheckNodePort, local endpoint present",
                 cluster().service(svc("demo", "hello-lb").type("LoadBalancer").clusterIP("172.30.232.108")
                                 .port("http", "TCP", 80, 31950).lbIngress("203.0.113.10").externalLocal().healthCheckNodePort(31692).build())
                         .slice(slice("demo", "hello-lb", "s1").port("http", "TCP", 8080)
-                                .ready("10.172.17.0", OTHER_NODE).ready("10.211.48.0", NODE).build())
+                                .ready("10.0.2.170", OTHER_NODE).ready("10.0.1.48", NODE).build())
                         .snapshot(), node, flows(
                 dnat("LB VIP from off-node: local endpoint, client IP kept", EXTERNAL, CLIENT, "203.0.113.10", "tcp", 80, "no",
-                        "10.211.48.0:8080"),
-                dnat("the LB's NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 31950, "no", "10.211.48.0:8080"),
+                        "10.0.1.48:8080"),
+                dnat("the LB's NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 31950, "no", "10.0.1.48:8080"),
                 dnat("LB VIP from a pod: short-circuit to every endpoint", POD, POD_IP, "203.0.113.10", "tcp", 80, "no",
-                        "10.172.17.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.170:8080"),
                 dnat("LB VIP from the host: short-circuit, masqueraded", HOST, NODE_IP, "203.0.113.10", "tcp", 80, "yes",
-                        "10.172.17.0:8080", "10.211.48.0:8080"),
+                        "10.0.1.48:8080", "10.0.2.170:8080"),
                 untouched("healthCheckNodePort is served by a socket, not by rules", EXTERNAL, CLIENT, NODE_IP, "tcp", 31692))));
         s.add(new Scenario("loadbalancer-ipmode-proxy", "ingress with ipMode Proxy or hostname only gets no elements",
                 cluster().service(svc("demo", "proxied").type("LoadBalancer").clusterIP("172.30.232.109")
                                 .port("http", "TCP", 80, 31951).lbIngress("203.0.113.11", null, "Proxy")
                                 .lbIngress(null, "lb.example.com", null).lbIngress("203.0.113.12", null, "VIP").build())
-                        .slice(slice("demo", "proxied", "s1").port("http", "TCP", 8080).ready("10.172.17.1", OTHER_NODE).build())
+                        .slice(slice("demo", "proxied", "s1").port("http", "TCP", 8080).ready("10.0.2.171", OTHER_NODE).build())
                         .snapshot(), node, flows(
                 untouched("ipMode Proxy VIP gets no rules", EXTERNAL, CLIENT, "203.0.113.11", "tcp", 80),
-                dnat("ipMode VIP is served", EXTERNAL, CLIENT, "203.0.113.12", "tcp", 80, "yes", "10.172.17.1:8080"))));
+                dnat("ipMode VIP is served", EXTERNAL, CLIENT, "203.0.113.12", "tcp", 80, "yes", "10.0.2.171:8080"))));
         s.add(new Scenario("session-affinity", "ClientIP affinity: endpoint chains and timeout sets",
                 cluster().service(svc("demo", "hello-sticky").clusterIP("172.30.0.60").port("http", "TCP", 80).clientIPAffinity(600).build())
                         .slice(slice("demo", "hello-sticky", "s1").port("http", "TCP", 8080)
-                                .ready("10.180.0.61", OTHER_NODE).ready("10.180.0.62", NODE).build())
+                                .ready("10.0.2.61", OTHER_NODE).ready("10.0.1.62", NODE).build())
                         .snapshot(), node, flows(
                 dnat("first connection from a pod picks any endpoint", POD, POD_IP, "172.30.0.60", "tcp", 80, "no",
-                        "10.180.0.61:8080", "10.180.0.62:8080"),
-                dnat("from off-node", EXTERNAL, CLIENT, "172.30.0.60", "tcp", 80, "yes", "10.180.0.61:8080", "10.180.0.62:8080"),
-                dnat("hairpin through an endpoint chain", POD, "10.180.0.62", "172.30.0.60", "tcp", 80,
-                        "10.180.0.61:8080=no|10.180.0.62:8080=yes", "10.180.0.61:8080", "10.180.0.62:8080"))));
+                        "10.0.1.62:8080", "10.0.2.61:8080"),
+                dnat("from off-node", EXTERNAL, CLIENT, "172.30.0.60", "tcp", 80, "yes", "10.0.1.62:8080", "10.0.2.61:8080"),
+                dnat("hairpin through an endpoint chain", POD, "10.0.1.62", "172.30.0.60", "tcp", 80,
+                        "10.0.1.62:8080=yes|10.0.2.61:8080=no", "10.0.1.62:8080", "10.0.2.61:8080"))));
         s.add(new Scenario("session-affinity-default-timeout", "ClientIP without a config: 10800 s as the API defaults",
                 cluster().service(svc("demo", "sticky-default").type("NodePort").clusterIP("172.30.0.63").port("http", "TCP", 80, 30063)
                                 .clientIPAffinity(null).externalLocal().build())
                         .slice(slice("demo", "sticky-default", "s1").port("http", "TCP", 8080)
-                                .ready("10.180.0.64", OTHER_NODE).ready("10.180.0.65", NODE).build())
+                                .ready("10.0.2.64", OTHER_NODE).ready("10.0.1.65", NODE).build())
                         .snapshot(), node, flows(
                 dnat("NodePort from off-node: the local endpoint chain", EXTERNAL, CLIENT, NODE_IP, "tcp", 30063, "no",
-                        "10.180.0.65:8080"),
+                        "10.0.1.65:8080"),
                 dnat("NodePort from a pod: every endpoint chain", POD, POD_IP, NODE_IP, "tcp", 30063, "no",
-                        "10.180.0.64:8080", "10.180.0.65:8080"),
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.63", "tcp", 80, "no", "10.180.0.64:8080", "10.180.0.65:8080"))));
+                        "10.0.1.65:8080", "10.0.2.64:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.0.63", "tcp", 80, "no", "10.0.1.65:8080", "10.0.2.64:8080"))));
         s.add(new Scenario("internal-local", "iTP=Local with a local endpoint: ClusterIP goes to the local chain",
                 cluster().service(svc("demo", "hello-local").clusterIP("172.30.0.70").port("http", "TCP", 80).internalLocal().build())
                         .slice(slice("demo", "hello-local", "s1").port("http", "TCP", 8080)
-                                .ready("10.180.0.71", OTHER_NODE).ready("10.180.0.72", NODE).build())
+                                .ready("10.0.2.71", OTHER_NODE).ready("10.0.1.72", NODE).build())
                         .snapshot(), node, flows(
-                dnat("ClusterIP from a pod: local endpoint only", POD, POD_IP, "172.30.0.70", "tcp", 80, "no", "10.180.0.72:8080"),
-                dnat("ClusterIP from the host", HOST, NODE_IP, "172.30.0.70", "tcp", 80, "yes", "10.180.0.72:8080"),
-                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.70", "tcp", 80, "yes", "10.180.0.72:8080"))));
+                dnat("ClusterIP from a pod: local endpoint only", POD, POD_IP, "172.30.0.70", "tcp", 80, "no", "10.0.1.72:8080"),
+                dnat("ClusterIP from the host", HOST, NODE_IP, "172.30.0.70", "tcp", 80, "yes", "10.0.1.72:8080"),
+                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.70", "tcp", 80, "yes", "10.0.1.72:8080"))));
         s.add(new Scenario("internal-local-remote-only", "iTP=Local, endpoints only elsewhere: ClusterIP dropped",
                 cluster().service(svc("demo", "hello-local").clusterIP("172.30.0.70").port("http", "TCP", 80).internalLocal().build())
-                        .slice(slice("demo", "hello-local", "s1").port("http", "TCP", 8080).ready("10.180.0.71", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-local", "s1").port("http", "TCP", 8080).ready("10.0.2.71", OTHER_NODE).build())
                         .snapshot(), node, flows(
                 drop("ClusterIP from a pod", POD, POD_IP, "172.30.0.70", "tcp", 80, "service-endpoints-check"),
                 drop("ClusterIP from the host", HOST, NODE_IP, "172.30.0.70", "tcp", 80, "service-endpoints-check"))));
         s.add(new Scenario("terminating-fallback", "nothing ready: serving+terminating endpoints are used",
                 cluster().service(svc("demo", "draining").clusterIP("172.30.0.80").port("http", "TCP", 80).build())
                         .slice(slice("demo", "draining", "s1").port("http", "TCP", 8080)
-                                .endpoint("10.180.0.81", false, true, true, OTHER_NODE)
-                                .endpoint("10.180.0.82", false, false, true, OTHER_NODE)
-                                .endpoint("10.180.0.83", false, false, false, NODE).build())
+                                .endpoint("10.0.2.81", false, true, true, OTHER_NODE)
+                                .endpoint("10.0.2.82", false, false, true, OTHER_NODE)
+                                .endpoint("10.0.1.83", false, false, false, NODE).build())
                         .snapshot(), node, flows(
-                dnat("only the serving terminating endpoint", POD, POD_IP, "172.30.0.80", "tcp", 80, "no", "10.180.0.81:8080"))));
+                dnat("only the serving terminating endpoint", POD, POD_IP, "172.30.0.80", "tcp", 80, "no", "10.0.2.81:8080"))));
         s.add(new Scenario("not-ready-excluded", "ready endpoints win; not-ready and terminating ones are left out",
                 cluster().service(svc("demo", "hello").clusterIP("172.30.101.118").port("http", "TCP", 80).build())
                         .slice(slice("demo", "hello", "s1").port("http", "TCP", 8080)
-                                .ready("10.172.172.17", OTHER_NODE).ready("10.172.211.48", NODE)
-                                .endpoint("10.172.172.20", false, false, false, OTHER_NODE)
-                                .endpoint("10.172.172.18", false, true, true, OTHER_NODE)
-                                .endpoint("10.172.172.19", null, null, null, OTHER_NODE).build())
+                                .ready("10.0.2.117", OTHER_NODE).ready("10.0.1.148", NODE)
+                                .endpoint("10.0.2.120", false, false, false, OTHER_NODE)
+                                .endpoint("10.0.2.118", false, true, true, OTHER_NODE)
+                                .endpoint("10.0.2.119", null, null, null, OTHER_NODE).build())
                         .snapshot(), node, flows(
                 dnat("ready endpoints, and one with no conditions (ready by default)", POD, POD_IP, "172.30.101.118", "tcp", 80, "no",
-                        "10.172.172.17:8080", "10.172.172.19:8080", "10.172.211.48:8080"))));
+                        "10.0.1.148:8080", "10.0.2.117:8080", "10.0.2.119:8080"))));
         s.add(new Scenario("topology-prefer-same-zone", "every ready endpoint hinted, one for our zone: zone-local endpoints only",
                 cluster().service(svc("demo", "hello-zone").clusterIP("172.30.0.90").port("http", "TCP", 80).build())
                         .slice(slice("demo", "hello-zone", "s1").port("http", "TCP", 8080)
-                                .hinted("10.180.0.91", OTHER_NODE, List.of("zone-a"), List.of())
-                                .hinted("10.180.0.92", OTHER_NODE, List.of("zone-b"), List.of())
-                                .hinted("10.180.0.93", NODE, List.of("zone-a"), List.of()).build())
+                                .hinted("10.0.2.91", OTHER_NODE, List.of("zone-a"), List.of())
+                                .hinted("10.0.2.92", OTHER_NODE, List.of("zone-b"), List.of())
+                                .hinted("10.0.1.93", NODE, List.of("zone-a"), List.of()).build())
                         .snapshot(), node, flows(
-                dnat("zone-a endpoints only", POD, POD_IP, "172.30.0.90", "tcp", 80, "no", "10.180.0.91:8080", "10.180.0.93:8080"))));
+                dnat("zone-a endpoints only", POD, POD_IP, "172.30.0.90", "tcp", 80, "no", "10.0.1.93:8080", "10.0.2.91:8080"))));
         s.add(new Scenario("topology-prefer-same-node", "PreferSameNode: node hints narrow to this node's endpoint",
                 cluster().service(svc("demo", "hello-near").clusterIP("172.30.0.95").port("http", "TCP", 80).build())
                         .slice(slice("demo", "hello-near", "s1").port("http", "TCP", 8080)
-                                .hinted("10.180.0.96", OTHER_NODE, List.of("zone-a"), List.of(OTHER_NODE))
-                                .hinted("10.180.0.97", NODE, List.of("zone-a"), List.of(NODE)).build())
+                                .hinted("10.0.2.96", OTHER_NODE, List.of("zone-a"), List.of(OTHER_NODE))
+                                .hinted("10.0.1.97", NODE, List.of("zone-a"), List.of(NODE)).build())
                         .snapshot(), node, flows(
-                dnat("this node's endpoint only", POD, POD_IP, "172.30.0.95", "tcp", 80, "no", "10.180.0.97:8080"),
-                dnat("from off-node too", EXTERNAL, CLIENT, "172.30.0.95", "tcp", 80, "yes", "10.180.0.97:8080"))));
+                dnat("this node's endpoint only", POD, POD_IP, "172.30.0.95", "tcp", 80, "no", "10.0.1.97:8080"),
+                dnat("from off-node too", EXTERNAL, CLIENT, "172.30.0.95", "tcp", 80, "yes", "10.0.1.97:8080"))));
         s.add(new Scenario("topology-incomplete-hints", "one ready endpoint without hints: topology ignored",
                 cluster().service(svc("demo", "hello-zone").clusterIP("172.30.0.90").port("http", "TCP", 80).build())
                         .slice(slice("demo", "hello-zone", "s1").port("http", "TCP", 8080)
-                                .hinted("10.180.0.91", OTHER_NODE, List.of("zone-a"), List.of())
-                                .ready("10.180.0.92", OTHER_NODE).build())
+                                .hinted("10.0.2.91", OTHER_NODE, List.of("zone-a"), List.of())
+                                .ready("10.0.2.92", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("every endpoint", POD, POD_IP, "172.30.0.90", "tcp", 80, "no", "10.180.0.91:8080", "10.180.0.92:8080"))));
+                dnat("every endpoint", POD, POD_IP, "172.30.0.90", "tcp", 80, "no", "10.0.2.91:8080", "10.0.2.92:8080"))));
         s.add(new Scenario("duplicate-endpoint-two-slices", "the same ip:port in two slices: counted once, ready copy wins",
                 cluster().service(svc("demo", "moving").clusterIP("172.30.0.100").port("http", "TCP", 80).build())
                         .slice(slice("demo", "moving", "moving-a").port("http", "TCP", 8080)
-                                .endpoint("10.180.0.101", false, true, true, OTHER_NODE).ready("10.180.0.102", OTHER_NODE).build())
-                        .slice(slice("demo", "moving", "moving-b").port("http", "TCP", 8080).ready("10.180.0.101", NODE).build())
+                                .endpoint("10.0.1.101", false, true, true, OTHER_NODE).ready("10.0.2.102", OTHER_NODE).build())
+                        .slice(slice("demo", "moving", "moving-b").port("http", "TCP", 8080).ready("10.0.1.101", NODE).build())
                         .snapshot(), node, flows(
-                dnat("each address once", POD, POD_IP, "172.30.0.100", "tcp", 80, "no", "10.180.0.101:8080", "10.180.0.102:8080"),
-                dnat("the ready copy is local: hairpin", POD, "10.180.0.101", "172.30.0.100", "tcp", 80,
-                        "10.180.0.101:8080=yes|10.180.0.102:8080=no", "10.180.0.101:8080", "10.180.0.102:8080"))));
+                dnat("each address once", POD, POD_IP, "172.30.0.100", "tcp", 80, "no", "10.0.1.101:8080", "10.0.2.102:8080"),
+                dnat("the ready copy is local: hairpin", POD, "10.0.1.101", "172.30.0.100", "tcp", 80,
+                        "10.0.1.101:8080=yes|10.0.2.102:8080=no", "10.0.1.101:8080", "10.0.2.102:8080"))));
         s.add(new Scenario("named-port-per-slice", "a named targetPort resolving to different numbers in two slices",
                 cluster().service(svc("demo", "rolling").clusterIP("172.30.0.110").port("http", "TCP", 80).build())
-                        .slice(slice("demo", "rolling", "old").port("http", "TCP", 8080).ready("10.180.0.111", OTHER_NODE).build())
-                        .slice(slice("demo", "rolling", "new").port("http", "TCP", 9090).ready("10.180.0.112", OTHER_NODE).build())
+                        .slice(slice("demo", "rolling", "old").port("http", "TCP", 8080).ready("10.0.2.111", OTHER_NODE).build())
+                        .slice(slice("demo", "rolling", "new").port("http", "TCP", 9090).ready("10.0.2.112", OTHER_NODE).build())
                         .snapshot(), node, flows(
-                dnat("each slice's port number", POD, POD_IP, "172.30.0.110", "tcp", 80, "no", "10.180.0.111:8080", "10.180.0.112:9090"))));
+                dnat("each slice's port number", POD, POD_IP, "172.30.0.110", "tcp", 80, "no", "10.0.2.111:8080", "10.0.2.112:9090"))));
         s.add(new Scenario("skipped-services", "headless, ExternalName and service-proxy-name/headless labels: nothing rendered",
                 cluster().service(svc("demo", "hello-headless").clusterIP("None").port("http", "TCP", 80).build())
                         .service(svc("demo", "registry").type("ExternalName").port("http", "TCP", 80).build())
@@ -407,31 +407,31 @@ public final class GoldenScenarios {
                                 .label("service.kubernetes.io/service-proxy-name", "cilium").build())
                         .service(svc("demo", "labelled-headless").clusterIP("172.30.0.121").port("http", "TCP", 80)
                                 .label("service.kubernetes.io/headless", "").build())
-                        .slice(slice("demo", "hello-headless", "s1").port("http", "TCP", 8080).ready("10.180.0.121", NODE).build())
+                        .slice(slice("demo", "hello-headless", "s1").port("http", "TCP", 8080).ready("10.0.1.121", NODE).build())
                         .snapshot(), node, flows(
                 untouched("service-proxy-name label: another proxy's service", POD, POD_IP, "172.30.0.120", "tcp", 80),
                 untouched("headless label", POD, POD_IP, "172.30.0.121", "tcp", 80))));
         s.add(new Scenario("invalid-input-skipped", "a bad ClusterIP and a bad endpoint address are skipped with a reason; the rest renders",
                 cluster().service(svc("demo", "bad-ip").clusterIP("300.1.2.3").port("http", "TCP", 80).build())
                         .service(svc("demo", "good").clusterIP("172.30.0.130").port("http", "TCP", 80).build())
-                        .slice(slice("demo", "good", "s1").port("http", "TCP", 8080).ready("10.180.0.130", NODE)
-                                .ready("10.180.0.999", NODE).build())
+                        .slice(slice("demo", "good", "s1").port("http", "TCP", 8080).ready("10.0.1.130", NODE)
+                                .ready("10.0.1.999", NODE).build())
                         .snapshot(), node, flows(
                 untouched("the skipped Service has no rules", POD, POD_IP, "172.30.0.1", "tcp", 80))));
         s.add(new Scenario("dual-stack", "a dual-stack service: each table gets only its own family",
                 cluster().service(svc("demo", "hello-dual").dualStack("172.30.100.10", "fd00:172:30::100a").type("NodePort")
                                 .port("http", "TCP", 80, 30090).build())
-                        .slice(slice("demo", "hello-dual", "v4").port("http", "TCP", 8080).ready("10.211.60.0", NODE).build())
-                        .slice(slice6("demo", "hello-dual", "v6").port("http", "TCP", 8080).ready("fd00:10::3c", NODE)
-                                .ready("fd00:10::1:3d", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-dual", "v4").port("http", "TCP", 8080).ready("10.0.1.60", NODE).build())
+                        .slice(slice6("demo", "hello-dual", "v6").port("http", "TCP", 8080).ready("fd00:10::1:3c", NODE)
+                                .ready("fd00:10::2:3d", OTHER_NODE).build())
                         .serviceCidr("172.30.0.0/16", "fd00:172:30::/108")
                         .snapshot(), node, flows(
-                dnat("IPv4 ClusterIP from a pod", POD, POD_IP, "172.30.100.10", "tcp", 80, "no", "10.211.60.0:8080"),
+                dnat("IPv4 ClusterIP from a pod", POD, POD_IP, "172.30.100.10", "tcp", 80, "no", "10.0.1.60:8080"),
                 dnat("IPv6 ClusterIP from a pod", POD, POD_IP6, "fd00:172:30::100a", "tcp", 80, "no",
-                        "[fd00:10::1:3d]:8080", "[fd00:10::3c]:8080"),
+                        "[fd00:10::1:3c]:8080", "[fd00:10::2:3d]:8080"),
                 dnat("IPv6 NodePort from off-node", EXTERNAL, CLIENT6, NODE_IP6, "tcp", 30090, "yes",
-                        "[fd00:10::1:3d]:8080", "[fd00:10::3c]:8080"),
-                dnat("IPv4 NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30090, "yes", "10.211.60.0:8080"),
+                        "[fd00:10::1:3c]:8080", "[fd00:10::2:3d]:8080"),
+                dnat("IPv4 NodePort from off-node", EXTERNAL, CLIENT, NODE_IP, "tcp", 30090, "yes", "10.0.1.60:8080"),
                 drop("unallocated IPv4 address in the ServiceCIDR", POD, POD_IP, "172.30.0.99", "tcp", 80, "cluster-ips-check"),
                 drop("unallocated IPv6 address in the ServiceCIDR", POD, POD_IP6, "fd00:172:30::99", "tcp", 80, "cluster-ips-check"))));
         s.add(new Scenario("ipv6-only", "a single-stack IPv6 service with affinity and an IPv6 endpoint chain",
@@ -445,25 +445,25 @@ public final class GoldenScenarios {
                 reject("undefined port", POD, POD_IP6, "fd00:172:30::50", "tcp", 81, "cluster-ips-check"))));
         s.add(new Scenario("masquerade-all", "masqueradeAll: every ClusterIP connection is marked",
                 cluster().service(svc("ns1", "svc1").clusterIP("172.30.0.41").port("p80", "TCP", 80).build())
-                        .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 80).ready("10.180.0.1", OTHER_NODE).build())
+                        .slice(slice("ns1", "svc1", "s1").port("p80", "TCP", 80).ready("10.0.2.4", OTHER_NODE).build())
                         .snapshot(),
                 with(node, n -> new NodeContext(n.nodeName(), n.zone(), n.nodeIPs(), n.clusterCidrs(), n.nodePortAddresses(),
                         n.localAddresses(), true, 14, true)), flows(
-                dnat("ClusterIP from a pod is masqueraded", POD, POD_IP, "172.30.0.41", "tcp", 80, "yes", "10.180.0.1:80"),
-                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.180.0.1:80"))));
+                dnat("ClusterIP from a pod is masqueraded", POD, POD_IP, "172.30.0.41", "tcp", 80, "yes", "10.0.2.4:80"),
+                dnat("ClusterIP from off-node", EXTERNAL, CLIENT, "172.30.0.41", "tcp", 80, "yes", "10.0.2.4:80"))));
         s.add(new Scenario("no-cluster-cidr", "no local-traffic detector: no off-cluster masquerade, no pod short-circuit",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080)
                                 .externalLocal().build())
-                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.211.48.0", NODE).build())
+                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.0.1.48", NODE).build())
                         .snapshot(),
                 with(node, n -> new NodeContext(n.nodeName(), n.zone(), n.nodeIPs(), List.of(), n.nodePortAddresses(),
                         n.localAddresses(), false, 14, true)), flows(
-                dnat("ClusterIP from off-node is not masqueraded", EXTERNAL, CLIENT, "172.30.48.156", "tcp", 80, "no", "10.211.48.0:8080"),
-                dnat("ClusterIP from the host is not masqueraded", HOST, NODE_IP, "172.30.48.156", "tcp", 80, "no", "10.211.48.0:8080"),
-                dnat("hairpin still masquerades", POD, "10.211.48.0", "172.30.48.156", "tcp", 80, "yes", "10.211.48.0:8080"),
+                dnat("ClusterIP from off-node is not masqueraded", EXTERNAL, CLIENT, "172.30.48.156", "tcp", 80, "no", "10.0.1.48:8080"),
+                dnat("ClusterIP from the host is not masqueraded", HOST, NODE_IP, "172.30.48.156", "tcp", 80, "no", "10.0.1.48:8080"),
+                dnat("hairpin still masquerades", POD, "10.0.1.48", "172.30.48.156", "tcp", 80, "yes", "10.0.1.48:8080"),
                 dnat("eTP=Local NodePort from a pod: no short-circuit, local chain", POD, POD_IP, NODE_IP, "tcp", 30080, "no",
-                        "10.211.48.0:8080"),
-                dnat("eTP=Local NodePort from the host: masqueraded", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.211.48.0:8080"))));
+                        "10.0.1.48:8080"),
+                dnat("eTP=Local NodePort from the host: masqueraded", HOST, NODE_IP, NODE_IP, "tcp", 30080, "yes", "10.0.1.48:8080"))));
         s.add(new Scenario("service-cidrs", "ServiceCIDRs known: unallocated ClusterIPs dropped in cluster-ips-check",
                 cluster().service(svc("default", "kubernetes").clusterIP("172.30.0.1").port("https", "TCP", 443).build())
                         .slice(slice("default", "kubernetes", "kubernetes").port("https", "TCP", 6443).ready("192.168.10.17", null).build())
@@ -478,27 +478,27 @@ public final class GoldenScenarios {
                 untouched("an address outside every ServiceCIDR", POD, POD_IP, "172.32.0.1", "tcp", 443))));
         s.add(new Scenario("custom-masquerade-bit", "masqueradeBit 5: mark 0x20 everywhere",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080).build())
-                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.172.15.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.0.2.150", OTHER_NODE).build())
                         .snapshot(),
                 with(node, n -> new NodeContext(n.nodeName(), n.zone(), n.nodeIPs(), n.clusterCidrs(), n.nodePortAddresses(),
                         n.localAddresses(), false, 5, true)), flows(
-                dnat("NodePort from off-node: masqueraded by mark 0x20", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.172.15.0:8080"),
-                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.172.15.0:8080"))));
+                dnat("NodePort from off-node: masqueraded by mark 0x20", EXTERNAL, CLIENT, NODE_IP, "tcp", 30080, "yes", "10.0.2.150:8080"),
+                dnat("ClusterIP from a pod", POD, POD_IP, "172.30.48.156", "tcp", 80, "no", "10.0.2.150:8080"))));
         s.add(new Scenario("hairpin-shared-endpoint", "one local endpoint behind two services: one hairpin element",
                 cluster().service(svc("demo", "a").clusterIP("172.30.0.130").port("http", "TCP", 80).build())
                         .service(svc("demo", "b").clusterIP("172.30.0.131").port("http", "TCP", 80).build())
-                        .slice(slice("demo", "a", "a1").port("http", "TCP", 8080).ready("10.211.48.0", NODE).build())
-                        .slice(slice("demo", "b", "b1").port("http", "TCP", 8080).ready("10.211.48.0", NODE).build())
+                        .slice(slice("demo", "a", "a1").port("http", "TCP", 8080).ready("10.0.1.48", NODE).build())
+                        .slice(slice("demo", "b", "b1").port("http", "TCP", 8080).ready("10.0.1.48", NODE).build())
                         .snapshot(), node, flows(
-                dnat("the endpoint calls service a", POD, "10.211.48.0", "172.30.0.130", "tcp", 80, "yes", "10.211.48.0:8080"),
-                dnat("the endpoint calls service b", POD, "10.211.48.0", "172.30.0.131", "tcp", 80, "yes", "10.211.48.0:8080"),
-                dnat("another pod calls service a", POD, POD_IP, "172.30.0.130", "tcp", 80, "no", "10.211.48.0:8080"))));
+                dnat("the endpoint calls service a", POD, "10.0.1.48", "172.30.0.130", "tcp", 80, "yes", "10.0.1.48:8080"),
+                dnat("the endpoint calls service b", POD, "10.0.1.48", "172.30.0.131", "tcp", 80, "yes", "10.0.1.48:8080"),
+                dnat("another pod calls service a", POD, POD_IP, "172.30.0.130", "tcp", 80, "no", "10.0.1.48:8080"))));
         s.add(new Scenario("no-node-ip", "a node with no known addresses: NodePorts match every local address",
                 cluster().service(svc("demo", "hello-np").type("NodePort").clusterIP("172.30.48.156").port("http", "TCP", 80, 30080).build())
-                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.172.15.0", OTHER_NODE).build())
+                        .slice(slice("demo", "hello-np", "s1").port("http", "TCP", 8080).ready("10.0.2.150", OTHER_NODE).build())
                         .snapshot(), NodeContext.minimal(NODE), flows(
                 dnat("ClusterIP from off-node: no detector, no masquerade", EXTERNAL, CLIENT, "172.30.48.156", "tcp", 80, "no",
-                        "10.172.15.0:8080"),
+                        "10.0.2.150:8080"),
                 untouched("NodePort on loopback is not served", HOST, "127.0.0.1", "127.0.0.1", "tcp", 30080))));
         return s;
     }
