@@ -1,7 +1,10 @@
 package io.nftproxy;
 
 import io.nftproxy.net.IpAddress;
+import io.nftproxy.cluster.EndpointSliceObject;
+import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpPrefix;
+import io.nftproxy.render.GoldenScenarios;
 import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
@@ -9,9 +12,11 @@ import java.lang.reflect.Modifier;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 import static io.nftproxy.TestAddresses.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The test address plan keeps to private and documentation ranges, and each address sits where the plan says. */
 class TestAddressesTest {
@@ -57,5 +62,41 @@ class TestAddressesTest {
         for (String r : List.of(SERVICE_CIDR, LB_VIP_CIDR, EXTERNAL_IP_CIDR, EXTERNAL_CIDR, LAN_CIDR)) {
             assertEquals(false, cidr(CLUSTER_CIDR).contains(cidr(r).address()), r + " overlaps the cluster CIDR");
         }
+    }
+
+    /**
+     * Every endpoint of the scenario catalogue sits in its node's pod range, as a pod's address does. The exceptions
+     * are deliberate: an address nobody can parse (the invalid-input scenario), the API server's endpoint (the node's
+     * LAN, no node name), ipv6-only's long ULA address, whose compressed text is re-serialised in the chain name, and
+     * the pod of duplicate-endpoint-two-slices, which is moving: a stale slice still reports it on the other node.
+     */
+    @Test
+    void everyScenarioEndpointLiesInItsNodesPodRange() {
+        Map<String, List<String>> podRanges = Map.of(NODE, List.of(POD_CIDR, POD_CIDR6), OTHER_NODE, List.of(OTHER_POD_CIDR, OTHER_POD_CIDR6));
+        List<String> deliberate = List.of("10.0.1.999", "192.168.10.17", "fd80:abcd:12::a1b2:c3d4:e5f6:9999");
+        List<String> wrong = new ArrayList<>();
+        int checked = 0;
+        for (GoldenScenarios.Scenario s : Stream.concat(GoldenScenarios.all().stream(), GoldenScenarios.kernelForms().stream()).toList()) {
+            for (EndpointSliceObject slice : s.snapshot().endpointSlices()) {
+                for (EndpointSliceObject.Endpoint e : slice.endpoints()) {
+                    for (String a : e.addresses()) {
+                        if (deliberate.contains(a)) continue;
+                        List<String> ranges = podRanges.get(e.nodeName());
+                        IpAddress addr;
+                        try {
+                            addr = ip(a);
+                        } catch (InvalidInputException ex) {
+                            continue;
+                        }
+                        checked++;
+                        if (ranges == null || ranges.stream().noneMatch(r -> cidr(r).family() == addr.family() && cidr(r).contains(addr))) {
+                            wrong.add(s.name() + ": " + a + " on " + e.nodeName());
+                        }
+                    }
+                }
+            }
+        }
+        assertEquals(List.of("duplicate-endpoint-two-slices: 10.0.1.101 on node-b"), wrong);
+        assertTrue(checked >= 80, "endpoints checked: " + checked);
     }
 }

@@ -1,8 +1,8 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,9 +43,7 @@ class BareNamespaceCliTest {
 
     @Test
     void renderAgainstAnUnreachableServerSaysSoInTheCommandsWordsWithoutLog4jNoise(@TempDir Path tmp) throws Exception {
-        String cause = KernelNamespace.unavailabilityCause("unshare").orElse(null);
-        if (cause != null) System.out.println("SKIPPED BareNamespaceCliTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable("unshare");
         Path kubeconfig = Files.writeString(tmp.resolve("dead.kubeconfig"), KUBECONFIG);
         try (KernelNamespace ns = KernelNamespace.create("bare")) {
             ns.ip("link", "set", "lo", "up");

@@ -1,6 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.TestClusters;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftClient;
@@ -16,7 +17,6 @@ import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.sync.KernelTable;
 import io.nftproxy.sync.SyncResult;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -46,9 +46,7 @@ class ColdStartPartsKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED ColdStartPartsKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     private static TableContent table() {

@@ -1,9 +1,9 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -25,10 +25,7 @@ class ConntrackCommandKernelTest {
 
     @BeforeAll
     static void fixtures() throws IOException {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause == null && KernelNamespace.executable("conntrack").isEmpty()) cause = "the conntrack command is not installed";
-        if (cause != null) System.out.println("SKIPPED ConntrackCommandKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable("conntrack");
         ns = KernelNamespace.create("ctcmd");
         // A pod's connection to hello's ClusterIP, DNATed to the local pod, answered.
         insert("tcp", "172.20.211.9", 40001, "10.105.101.118", 80, "172.20.211.48", 8080, "--state", "ESTABLISHED", "-u", "SEEN_REPLY,ASSURED");

@@ -1,5 +1,6 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.daemon.DaemonProcess;
 
 import io.nftproxy.cli.ExitCodes;
@@ -39,10 +40,7 @@ class ConntrackSysctlsKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause == null && !Files.exists(Path.of(DIR + "nf_conntrack_max"))) cause = "nf_conntrack is not loaded";
-        if (cause != null) System.out.println("SKIPPED ConntrackSysctlsKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(KernelTests.causeIf(!Files.exists(Path.of(DIR + "nf_conntrack_max")), "nf_conntrack is not loaded"));
     }
 
     @Test

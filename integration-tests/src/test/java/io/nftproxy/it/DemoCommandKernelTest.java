@@ -1,14 +1,15 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.DemoCluster;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.demo.Topology;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.util.Optional;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -22,9 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DemoCommandKernelTest {
     @BeforeAll
     static void kernelAvailable() {
-        String cause = Topology.unavailabilityCause();
-        if (cause != null) System.out.println("SKIPPED DemoCommandKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Chain;
@@ -17,7 +18,6 @@ import io.nftproxy.render.GoldenScenarios;
 import io.nftproxy.render.HostileInputs;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -44,9 +44,7 @@ class GoldenKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED GoldenKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     static Stream<Arguments> scenarios() {
@@ -56,7 +54,7 @@ class GoldenKernelTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("scenarios")
     void goldenScriptLoadsAndKernelHoldsTheModel(TableLayout layout, GoldenScenarios.Scenario s) throws Exception {
-        String golden = goldenFile(io.nftproxy.render.GoldenTest.goldenDir(layout), s.name());
+        String golden = goldenFile(GoldenScenarios.goldenDir(layout), s.name());
         Renderer.Rendering r = new Renderer(layout).render(s.snapshot(), s.node());
         try (KernelNamespace ns = KernelNamespace.create("gold")) {
             ns.load(golden);

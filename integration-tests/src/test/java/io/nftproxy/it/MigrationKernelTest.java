@@ -1,5 +1,7 @@
 package io.nftproxy.it;
 
+import io.nftproxy.TestAddresses;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.demo.EchoServer;
 import io.nftproxy.demo.Probe;
@@ -7,11 +9,11 @@ import io.nftproxy.demo.Topology;
 import io.nftproxy.it.daemon.DaemonProcess;
 import io.nftproxy.it.net.TestNetworks;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.util.Optional;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -63,14 +65,14 @@ class MigrationKernelTest {
     /** One Service's chains and rules as kube-proxy writes them: KUBE-SERVICES → KUBE-SVC → KUBE-SEP (DNAT). */
     private static void service(StringBuilder chains, StringBuilder nat, String svc, String name, String ip, String proto,
                                 int port, int targetPort) {
-        String[] eps = {TestNetworks.POD_A, TestNetworks.POD_B, TestNetworks.REMOTE_POD};
+        String[] eps = {TestAddresses.POD_A, TestAddresses.POD_B, TestAddresses.OTHER_POD};
         String[] probability = {"0.33333333349", "0.50000000000", null};
         String sepPrefix = "KUBE-SEP-" + svc.substring("KUBE-SVC-".length(), svc.length() - 1);
         chains.append(':').append(svc).append(" - [0:0]\n");
         for (int i = 0; i < eps.length; i++) chains.append(':').append(sepPrefix).append(i).append(" - [0:0]\n");
         nat.append("-A KUBE-SERVICES -d ").append(ip).append("/32 -p ").append(proto).append(" -m comment --comment \"").append(name)
                 .append(" cluster IP\" -m ").append(proto).append(" --dport ").append(port).append(" -j ").append(svc).append('\n')
-                .append("-A ").append(svc).append(" ! -s ").append(TestNetworks.CLUSTER_CIDR).append(" -d ").append(ip)
+                .append("-A ").append(svc).append(" ! -s ").append(TestAddresses.CLUSTER_CIDR).append(" -d ").append(ip)
                 .append("/32 -p ").append(proto).append(" -m comment --comment \"").append(name).append(" cluster IP\" -m ").append(proto)
                 .append(" --dport ").append(port).append(" -j KUBE-MARK-MASQ\n");
         for (int i = 0; i < eps.length; i++) {
@@ -141,8 +143,8 @@ class MigrationKernelTest {
 
     private static String manifest(String name, String ip, String portName, String proto, int port, int targetPort) {
         StringBuilder eps = new StringBuilder();
-        String[][] endpoints = {{TestNetworks.POD_A, TestNetworks.NODE_NAME}, {TestNetworks.POD_B, TestNetworks.NODE_NAME},
-                {TestNetworks.REMOTE_POD, TestNetworks.REMOTE_NODE_NAME}};
+        String[][] endpoints = {{TestAddresses.POD_A, TestAddresses.NODE}, {TestAddresses.POD_B, TestAddresses.NODE},
+                {TestAddresses.OTHER_POD, TestAddresses.OTHER_NODE}};
         for (String[] e : endpoints) {
             eps.append("  - addresses: [\"").append(e[0]).append("\"]\n    conditions: {ready: true, serving: true, terminating: false}\n")
                     .append("    nodeName: ").append(e[1]).append('\n');
@@ -177,10 +179,8 @@ class MigrationKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = Topology.unavailabilityCause();
-        if (cause == null) cause = KernelNamespace.unavailabilityCause("iptables-nft-restore", "iptables-nft-save").orElse(null);
-        if (cause != null) System.out.println("SKIPPED MigrationKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()),
+                KernelNamespace.unavailabilityCause("iptables-nft-restore", "iptables-nft-save"));
     }
 
     /** The guide's steps under load: not one connection fails, and at the end only nftproxy's table serves. */
@@ -327,7 +327,7 @@ class MigrationKernelTest {
                     healthzBindAddress: 0.0.0.0:10256
                     metricsBindAddress: 127.0.0.1:10249
                     conntrack: {maxPerCore: 0}
-                    """.formatted(TestNetworks.NODE_NAME, TestNetworks.CLUSTER_CIDR));
+                    """.formatted(TestAddresses.NODE, TestAddresses.CLUSTER_CIDR));
         }
 
         void step(String command) throws Exception {

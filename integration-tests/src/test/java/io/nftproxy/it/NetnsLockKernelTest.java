@@ -1,8 +1,8 @@
 package io.nftproxy.it;
 
 import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.lock.NetnsLock;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -14,9 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NetnsLockKernelTest {
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED NetnsLockKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     @Test

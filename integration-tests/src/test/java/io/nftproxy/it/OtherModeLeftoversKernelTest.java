@@ -1,10 +1,10 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.daemon.DaemonProcess;
 
 import io.nftproxy.cli.ExitCodes;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -92,10 +92,7 @@ class OtherModeLeftoversKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause("iptables-nft-restore", "iptables-legacy-restore",
-                "ip6tables-nft-restore", "ip6tables-legacy-restore").orElse(null);
-        if (cause != null) System.out.println("SKIPPED OtherModeLeftoversKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable("iptables-nft-restore", "iptables-legacy-restore", "ip6tables-nft-restore", "ip6tables-legacy-restore");
     }
 
     @Test

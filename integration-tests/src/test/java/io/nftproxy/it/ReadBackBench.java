@@ -1,5 +1,6 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
@@ -34,8 +35,7 @@ class ReadBackBench {
     void readBack() throws Exception {
         String size = System.getProperty("readback.bench");
         Assumptions.assumeTrue(size != null, "set -Dreadback.bench=10000 to run");
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
         int n = Integer.parseInt(size);
         List<ServiceObject> svcs = new ArrayList<>();
         List<EndpointSliceObject> slices = new ArrayList<>();

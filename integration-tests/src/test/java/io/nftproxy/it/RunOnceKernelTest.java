@@ -1,6 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.cli.ExitCodes;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.readback.KernelTableParser;
@@ -28,9 +29,7 @@ class RunOnceKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED RunOnceKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     private static List<String> args(KernelNamespace ns, String... extra) {

@@ -1,5 +1,6 @@
 package io.nftproxy.it;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
@@ -40,8 +41,7 @@ class SyncBench {
     void syncLatency() throws Exception {
         String sizes = System.getProperty("sync.bench");
         Assumptions.assumeTrue(sizes != null, "set -Dsync.bench=1000,10000 to run");
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
         for (String n : sizes.split(",")) bench(Integer.parseInt(n.strip()));
     }
 

@@ -1,6 +1,7 @@
 package io.nftproxy.it;
 
 import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.RandomClusters;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
@@ -18,7 +19,6 @@ import io.nftproxy.render.Renderer;
 import io.nftproxy.sync.SyncLevel;
 import io.nftproxy.sync.SyncResult;
 import io.nftproxy.sync.KernelTable;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -49,9 +49,7 @@ class SyncKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED SyncKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     private static TableContent render(ClusterSnapshot s) {

@@ -135,16 +135,16 @@ class KernelTableParserTest {
         String svc = "service-ULMVA6XW-ns1/svc1/tcp/p80";
         Match tcp = new Match.ProtoIs(Protocol.TCP);
         assertEquals(List.of(
-                rule(svc, List.of(tcp, new Match.NumgenIs(3, 0)), List.of(new Statement.Dnat(List.of(target("10.180.0.10", 8080)), true)), null),
-                rule(svc, List.of(tcp, new Match.NumgenIs(2, 0)), List.of(new Statement.Dnat(List.of(target("10.180.0.2", 8080)), true)), null),
-                rule(svc, List.of(tcp), List.of(new Statement.Dnat(List.of(target("10.180.0.3", 8080)), true)), null)),
+                rule(svc, List.of(tcp, new Match.NumgenIs(3, 0)), List.of(new Statement.Dnat(List.of(target("10.0.1.2", 8080)), true)), null),
+                rule(svc, List.of(tcp, new Match.NumgenIs(2, 0)), List.of(new Statement.Dnat(List.of(target("10.0.2.12", 8080)), true)), null),
+                rule(svc, List.of(tcp), List.of(new Statement.Dnat(List.of(target("10.0.2.3", 8080)), true)), null)),
                 t.rules(svc));
 
         TableContent a = parseResource("fast-session-affinity.ip.json");
         List<Rule> sticky = a.rules("service-4MXLGZVK-demo/hello-sticky/tcp/http");
         assertEquals(4, sticky.size());
         assertEquals(rule(sticky.get(0).chain(), List.of(new Match.NumgenIs(2, 0)),
-                List.of(new Statement.Decide(new Verdict.Goto("endpoint-NR2OGF7I-demo/hello-sticky/tcp/http__10.180.0.61/8080"))), null),
+                List.of(new Statement.Decide(new Verdict.Goto("endpoint-EZFSKB6A-demo/hello-sticky/tcp/http__10.0.1.62/8080"))), null),
                 sticky.get(2));
         assertEquals(List.of(), sticky.get(3).matches());
 
@@ -179,7 +179,7 @@ class KernelTableParserTest {
                 t.set("flat-nodeport-endpoints-udp-16").typeof());
         // The element comment of a data-map element comes back, as on every other flat element (issue 24).
         assertEquals(new Element("flat-endpoints-tcp-2", List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1)),
-                null, "demo/hello-lb:http", target("10.211.48.0", 8080)), t.element("flat-endpoints-tcp-2",
+                null, "demo/hello-lb:http", target("10.0.2.170", 8080)), t.element("flat-endpoints-tcp-2",
                 List.of(addr("172.30.232.108"), new Value.Port(80), new Value.Index(1))));
         assertEquals(new Verdict.Continue(), t.element("service-nodeports", List.of(new Value.Proto(Protocol.TCP), new Value.Port(31950))).value());
         assertTrue(t.rules("services").stream().anyMatch(r -> r.statements().equals(List.of(

@@ -33,11 +33,6 @@ public class GoldenTest {
                 .map(s -> org.junit.jupiter.params.provider.Arguments.of(l, s)));
     }
 
-    /** The folder under the test resources holding a layout's golden files: {@code golden}, {@code golden-fast}, {@code golden-flat}. */
-    public static String goldenDir(TableLayout layout) {
-        return layout == TableLayout.UPSTREAM ? "golden" : "golden-" + layout.cliName();
-    }
-
     /** The golden text of a scenario in kube-proxy 1.36's layout. */
     public static String script(GoldenScenarios.Scenario s) { return script(s, TableLayout.UPSTREAM); }
 
@@ -57,7 +52,7 @@ public class GoldenTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("scenariosByLayout")
     void matchesGolden(TableLayout layout, GoldenScenarios.Scenario s) throws IOException {
-        compare(Path.of("src/test/resources", goldenDir(layout), s.name() + ".nft"), script(s, layout));
+        compare(Path.of("src/test/resources", GoldenScenarios.goldenDir(layout), s.name() + ".nft"), script(s, layout));
     }
 
     /**

@@ -3,7 +3,7 @@ package io.nftproxy.it.api;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import org.junit.jupiter.api.Assumptions;
+import io.nftproxy.netlink.KernelTests;
 
 import java.io.IOException;
 import java.util.List;
@@ -31,9 +31,7 @@ final class ApiCluster implements AutoCloseable {
      */
     @SafeVarargs
     static void assumeAvailable(String testClass, Optional<String>... causes) {
-        String cause = Stream.of(causes).flatMap(Optional::stream).findFirst().orElse(null);
-        if (cause != null) System.out.println("SKIPPED " + testClass + ": " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIf(testClass, Stream.of(causes).flatMap(Optional::stream).findFirst());
     }
 
     /** etcd and kube-apiserver started with {@code options}, and a client with the admin's credentials. */

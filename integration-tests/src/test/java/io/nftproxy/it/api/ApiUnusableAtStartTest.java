@@ -1,9 +1,9 @@
 package io.nftproxy.it.api;
 
 import io.nftproxy.it.daemon.DaemonProcess;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,9 +39,7 @@ class ApiUnusableAtStartTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED ApiUnusableAtStartTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     @Test

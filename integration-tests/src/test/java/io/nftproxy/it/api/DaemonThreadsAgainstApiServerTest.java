@@ -7,11 +7,11 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.daemon.DaemonProcess;
 import io.nftproxy.it.daemon.DaemonThreads;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -46,10 +46,7 @@ class DaemonThreadsAgainstApiServerTest {
 
     @BeforeAll
     static void available() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause == null && KernelNamespace.executable("curl").isEmpty()) cause = "needs curl";
-        if (cause != null) System.out.println("SKIPPED DaemonThreadsAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(ApiServerBinaries.unavailabilityCause(), KernelNamespace.unavailabilityCause("curl"));
     }
 
     @Test

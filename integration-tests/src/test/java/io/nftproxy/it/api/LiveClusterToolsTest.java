@@ -2,10 +2,10 @@ package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.nftproxy.cli.ExitCodes;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.it.CliRun;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -116,9 +116,7 @@ class LiveClusterToolsTest {
 
     @Test
     void kernelTraceAgreesWithTheClusterUntilOneOfThemChanges() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED kernelTraceAgreesWithTheClusterUntilOneOfThemChanges: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
         try (KernelNamespace node = KernelNamespace.create("live")) {
             CliRun render = CliRun.of("render", "--kubeconfig", api.proxyKubeconfig().toString(),
                     "--hostname-override", NODE, "--cluster-cidr", "10.250.0.0/16", "--ip-family", "ipv4");

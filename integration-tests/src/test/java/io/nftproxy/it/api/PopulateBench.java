@@ -2,6 +2,7 @@ package io.nftproxy.it.api;
 
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.netlink.KernelTests;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -20,8 +21,7 @@ class PopulateBench {
     void populate() throws Exception {
         String sizes = System.getProperty("bench.populate");
         Assumptions.assumeTrue(sizes != null, "a benchmark: run with -Dbench.populate=1000,5000");
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIfMissing(ApiServerBinaries.unavailabilityCause());
         boolean throughApi = "api".equals(System.getProperty("bench.through"));
         String profile = System.getProperty("bench.profile");
         for (String size : sizes.split(",")) {

@@ -9,8 +9,8 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.nftproxy.netlink.KernelTests;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -39,9 +39,7 @@ class RealApiServerTest {
 
     @BeforeAll
     static void start() throws IOException {
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED RealApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIfMissing(ApiServerBinaries.unavailabilityCause());
         ApiServerBinaries binaries = ApiServerBinaries.locateOrBuild();
         long t0 = System.nanoTime();
         api = ApiServerProcess.start(binaries, ApiServerProcess.Options.defaults());

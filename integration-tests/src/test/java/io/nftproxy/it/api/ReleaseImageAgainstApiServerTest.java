@@ -3,6 +3,7 @@ package io.nftproxy.it.api;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.release.ReleaseImage;
 import io.nftproxy.it.release.ReleaseManifest;
 import io.nftproxy.it.release.ReleaseTarball;
@@ -11,7 +12,6 @@ import io.nftproxy.net.IpFamily;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -77,9 +77,7 @@ class ReleaseImageAgainstApiServerTest {
 
     @Test
     void theImagesDaemonProgramsAThousandServicesFromTheApiServer() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause("unshare", "chroot").orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        if (cause != null) System.out.println("SKIPPED ReleaseImageAgainstApiServerTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(KernelNamespace.unavailabilityCause("unshare", "chroot"), ApiServerBinaries.unavailabilityCause());
 
         Path root = ReleaseImage.open(ReleaseImage.find(), Files.createDirectory(tmp.resolve("oci"))).unpackLayer(tmp.resolve("root"));
         try (ApiServerProcess api = ApiServerProcess.start(ApiServerBinaries.locateOrBuild(), ApiServerProcess.Options.defaults());
@@ -120,10 +118,7 @@ class ReleaseImageAgainstApiServerTest {
 
     @Test
     void theManifestsContainerRunsUnderContainerdAgainstTheApiServer() throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(TestContainerd.unavailabilityCause()
-                .orElse(ApiServerBinaries.unavailabilityCause().orElse(null)));
-        if (cause != null) System.out.println("SKIPPED ReleaseImageAgainstApiServerTest (containerd): " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(TestContainerd.unavailabilityCause(), ApiServerBinaries.unavailabilityCause());
         Path archive = ReleaseImage.find();
         String ref = ReleaseImage.open(archive, Files.createDirectory(tmp.resolve("oci"))).index().path("manifests").get(0)
                 .path("annotations").path("io.containerd.image.name").asString();

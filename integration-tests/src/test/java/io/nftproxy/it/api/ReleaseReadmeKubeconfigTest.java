@@ -1,8 +1,8 @@
 package io.nftproxy.it.api;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.release.ReleaseTarball;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,10 +51,8 @@ class ReleaseReadmeKubeconfigTest {
     void theReadmesKubeconfigRecipeGivesKubeProxysRights() throws Exception {
         Path kubectl = nodeBin().resolve("kubectl");
         Path kcm = nodeBin().resolve("kube-controller-manager");
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(
-                !Files.isExecutable(kubectl) || !Files.isExecutable(kcm) ? "no kubectl and kube-controller-manager in " + nodeBin() : null);
-        if (cause != null) System.out.println("SKIPPED ReleaseReadmeKubeconfigTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIfMissing(ApiServerBinaries.unavailabilityCause(), KernelTests.causeIf(
+                !Files.isExecutable(kubectl) || !Files.isExecutable(kcm), "no kubectl and kube-controller-manager in " + nodeBin()));
         String readme = Files.readString(README);
         String rbac = block(readme, "create serviceaccount nftproxy");
         String kubeconfig = block(readme, "kc=nftproxy.kubeconfig");

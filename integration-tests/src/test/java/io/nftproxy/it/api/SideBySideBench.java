@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import org.junit.jupiter.api.Assumptions;
@@ -54,8 +55,7 @@ class SideBySideBench {
     void sideBySide() throws Exception {
         String sizes = System.getProperty("bench.sizes");
         Assumptions.assumeTrue(sizes != null, "a benchmark: run with -Dbench.sizes=1000,10000 (benchmarks/side-by-side.sh)");
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(ApiServerBinaries.unavailabilityCause());
         Path kubeProxy = Path.of(System.getProperty("bench.kubeProxy", ApiServerBinaries.binDir().resolve("kube-proxy").toString()));
         Path jar = Path.of(System.getProperty("bench.jar", "../proxy-daemon/target/nftproxy.jar")).toAbsolutePath();
         List<String> proxies = Arrays.asList(System.getProperty("bench.proxies", "kube-proxy,nftproxy").split(","));

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.it.CliRun;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.netlink.KernelNamespace;
@@ -74,8 +75,7 @@ class SoakBench {
     void soak() throws Exception {
         String services = System.getProperty("soak.services");
         Assumptions.assumeTrue(services != null, "a benchmark: run with -Dsoak.services=10000 (benchmarks/soak.sh)");
-        String cause = KernelNamespace.unavailabilityCause().orElse(ApiServerBinaries.unavailabilityCause().orElse(null));
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(ApiServerBinaries.unavailabilityCause());
         int n = Integer.parseInt(services);
         Duration length = Duration.ofSeconds(Math.round(Double.parseDouble(System.getProperty("soak.minutes", "60")) * 60));
         Duration restartEvery = Duration.ofSeconds(Math.round(Double.parseDouble(System.getProperty("soak.restartMinutes", "10")) * 60));

@@ -8,8 +8,8 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.networking.v1.IPAddress;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.nftproxy.netlink.KernelTests;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -33,8 +33,7 @@ class StoredServicesTest {
 
     @BeforeAll
     static void start() throws IOException {
-        String cause = ApiServerBinaries.unavailabilityCause().orElse(null);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIfMissing(ApiServerBinaries.unavailabilityCause());
         cluster = ApiCluster.start(ApiServerProcess.Options.defaults());
         api = cluster.api();
         admin = cluster.admin();

@@ -1,7 +1,7 @@
 package io.nftproxy.it.daemon;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -27,10 +27,7 @@ class ConnectionFloodKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause == null && !new File("/usr/bin/prlimit").canExecute()) cause = "needs prlimit (util-linux)";
-        if (cause != null) System.out.println("SKIPPED ConnectionFloodKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(KernelTests.causeIf(!new File("/usr/bin/prlimit").canExecute(), "needs prlimit (util-linux)"));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.nftproxy.it.daemon;
 
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.monitor.OwnProcesses;
@@ -11,7 +12,6 @@ import io.nftproxy.net.IpPrefix;
 import io.nftproxy.source.ManifestDirectorySource;
 import io.nftproxy.systemd.SdNotify;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -51,9 +51,7 @@ class DaemonKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED DaemonKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     @BeforeEach

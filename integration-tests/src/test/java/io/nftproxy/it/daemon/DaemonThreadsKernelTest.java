@@ -1,7 +1,7 @@
 package io.nftproxy.it.daemon;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,10 +32,7 @@ class DaemonThreadsKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause == null && KernelNamespace.executable("curl").isEmpty()) cause = "needs curl";
-        if (cause != null) System.out.println("SKIPPED DaemonThreadsKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable("curl");
     }
 
     @Test

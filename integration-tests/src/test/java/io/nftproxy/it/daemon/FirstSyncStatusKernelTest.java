@@ -1,6 +1,7 @@
 package io.nftproxy.it.daemon;
 
 import io.nftproxy.config.ProxyConfig;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.daemon.NodeNetwork;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.net.IpPrefix;
@@ -13,7 +14,6 @@ import io.nftproxy.systemd.SdNotify;
 import jnr.unixsocket.UnixDatagramChannel;
 import jnr.unixsocket.UnixSocketAddress;
 import jnr.unixsocket.UnixSocketOptions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,9 +46,7 @@ class FirstSyncStatusKernelTest {
 
     @Test
     void aLongFirstSyncSendsStatusAfterEachPartThenReady(@TempDir Path dir) throws Exception {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED FirstSyncStatusKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
         Path manifests = Files.createDirectories(dir.resolve("manifests"));
         Files.writeString(manifests.resolve("services.yaml"), services());
         Path socket = dir.resolve("notify.sock");

@@ -1,7 +1,7 @@
 package io.nftproxy.it.daemon;
 
 import io.nftproxy.netlink.KernelNamespace;
-import org.junit.jupiter.api.Assumptions;
+import io.nftproxy.netlink.KernelTests;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,9 +25,7 @@ class HangingNftKernelTest {
 
     @BeforeAll
     static void kernelAvailable() {
-        String cause = KernelNamespace.unavailabilityCause().orElse(null);
-        if (cause != null) System.out.println("SKIPPED HangingNftKernelTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailable();
     }
 
     @Test

@@ -1,6 +1,8 @@
 package io.nftproxy.it.daemon;
 
+import io.nftproxy.TestAddresses;
 import io.nftproxy.cluster.ClusterSnapshot;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.daemon.ProxyDaemon;
 import io.nftproxy.demo.EchoServer;
@@ -17,10 +19,10 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.render.TableLayout;
 import io.nftproxy.systemd.SdNotify;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
+import java.util.Optional;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
@@ -49,9 +51,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RestartUnderTrafficTest {
     @Test
     void aRestartAdoptsTheTableAndNoConnectionNotices() throws Exception {
-        String cause = Topology.unavailabilityCause();
-        if (cause != null) System.out.println("SKIPPED RestartUnderTrafficTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
         List<EchoServer> servers = new ArrayList<>();
         try (Topology topology = Topology.build(TestNetworks.plan())) {
             for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
@@ -121,11 +121,11 @@ class RestartUnderTrafficTest {
 
     private static ProxyDaemon daemon(NetworkNamespace netns) throws Exception {
         ProxyConfig.Builder b = ProxyConfig.defaults().toBuilder();
-        b.hostnameOverride = TestNetworks.NODE_NAME;
-        b.clusterCidrs = List.of(IpPrefix.parse(TestNetworks.CLUSTER_CIDR), IpPrefix.parse(TestNetworks.CLUSTER_CIDR6));
+        b.hostnameOverride = TestAddresses.NODE;
+        b.clusterCidrs = List.of(IpPrefix.parse(TestAddresses.CLUSTER_CIDR), IpPrefix.parse(TestAddresses.CLUSTER_CIDR6));
         b.healthzBindAddress = new InetSocketAddress("127.0.0.1", 0);
         b.metricsBindAddress = new InetSocketAddress("127.0.0.1", 0);
-        b.nodeIPs = List.of(IpAddress.parse(TestNetworks.NODE_IP), IpAddress.parse(TestNetworks.NODE_IP6));
+        b.nodeIPs = List.of(IpAddress.parse(TestAddresses.NODE_IP), IpAddress.parse(TestAddresses.NODE_IP6));
         ProxyConfig config = b.build().validate();
         OwnProcesses own = OwnProcesses.thisProcess();
         NftClient client = NftClients.createInNamespace(NftClients.Mode.AUTO, netns, own::registerChild).client();

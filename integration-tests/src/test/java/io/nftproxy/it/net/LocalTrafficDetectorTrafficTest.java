@@ -1,23 +1,25 @@
 package io.nftproxy.it.net;
 
 import io.nftproxy.demo.EchoServer;
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.util.ArrayList;
+import java.util.Optional;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
+import static io.nftproxy.TestAddresses.*;
 import static io.nftproxy.it.net.TestNetworks.*;
 import static io.nftproxy.it.net.TrafficServices.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -37,9 +39,7 @@ class LocalTrafficDetectorTrafficTest {
 
     @BeforeAll
     void buildTopology() throws Exception {
-        String cause = Topology.unavailabilityCause();
-        if (cause != null) System.out.println("SKIPPED LocalTrafficDetectorTrafficTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
         topology = Topology.build(TestNetworks.plan("tl"));
         for (Topology.Host b : topology.backends()) servers.add(EchoServer.start(b.thread(), b.role(), BACKEND_TCP_PORT, BACKEND_UDP_PORT));
     }
@@ -87,7 +87,7 @@ class LocalTrafficDetectorTrafficTest {
         assertTrue(failed.isEmpty(), () -> failed.size() + " of " + remote.size() + " got no reply, e.g. " + failed.get(0));
         assertEquals(Set.of("pod-a", "pod-b"), remote.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),
                 "the other node's pod is not local: this node's endpoints only");
-        assertEquals(Set.of(REMOTE_POD), peers(remote), "its address is kept");
+        assertEquals(Set.of(OTHER_POD), peers(remote), "its address is kept");
         List<Probe.Outcome> local = Probe.from(topology.podClient()).tcp(NODE_IP, WEB_LOCAL_NODE_PORT, 24);
         assertTrue(local.stream().allMatch(Probe.Outcome::replied), local::toString);
         assertEquals(Set.of("pod-a", "pod-b", "remote-pod"), local.stream().map(Probe.Outcome::backend).collect(Collectors.toSet()),

@@ -1,17 +1,18 @@
 package io.nftproxy.it.net;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.EchoServer;
 import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.util.Optional;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +20,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 
+import static io.nftproxy.TestAddresses.*;
 import static io.nftproxy.it.net.TestNetworks.*;
 import static io.nftproxy.it.net.TrafficServices.*;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -74,9 +76,7 @@ class ServiceTrafficTest {
 
         @BeforeAll
         void buildTopology() throws Exception {
-            String cause = Topology.unavailabilityCause();
-            if (cause != null) System.out.println("SKIPPED ServiceTrafficTest (" + layout.cliName() + " layout): " + cause);
-            Assumptions.assumeTrue(cause == null, cause);
+            KernelTests.assumeAvailableAnd(Optional.ofNullable(Topology.unavailabilityCause()));
             long start = System.nanoTime();
             topology = Topology.build(TestNetworks.plan());
             for (Topology.Host b : topology.backends()) {
@@ -223,9 +223,9 @@ class ServiceTrafficTest {
         void loadBalancerSourceRangesAdmitAllowedSourcesAndDropOthers() throws Exception {
             Probe external = Probe.from(topology.external());
             List<Probe.Outcome> allowed = external.boundTo(EXTERNAL_CLIENT).tcp(LB_VIP, HTTP, 5);
-            Probe.Outcome denied = external.boundTo(EXTERNAL_DENIED_CLIENT).timeoutMillis(DROP_WAIT_MILLIS).tcp(LB_VIP, HTTP);
+            Probe.Outcome denied = external.boundTo(DENIED_CLIENT).timeoutMillis(DROP_WAIT_MILLIS).tcp(LB_VIP, HTTP);
             report("LB source ranges, allowed " + EXTERNAL_CLIENT, allowed);
-            report("LB source ranges, denied " + EXTERNAL_DENIED_CLIENT, List.of(denied));
+            report("LB source ranges, denied " + DENIED_CLIENT, List.of(denied));
             assertAllReplied(allowed);
             assertEquals(Probe.Kind.TIMEOUT, denied.kind(), denied::toString);
         }

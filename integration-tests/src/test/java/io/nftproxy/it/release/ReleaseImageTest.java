@@ -152,8 +152,7 @@ class ReleaseImageTest {
      */
     @Test
     void containerdImportsAndRunsIt() throws Exception {
-        String cause = TestContainerd.unavailabilityCause().orElse(null);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.skipIfMissing(TestContainerd.unavailabilityCause());
         Path tarball = ReleaseTarball.find();
         Path archive = ReleaseImage.find();
         String ref = "localhost/nftproxy:" + version(tarball);

@@ -1,9 +1,9 @@
 package io.nftproxy.it.release;
 
+import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -69,11 +69,10 @@ class SystemdUnitNspawnTest {
 
     @BeforeAll
     static void bootAndInstall() throws Exception {
-        String cause = NspawnMachine.unavailabilityCause().orElse(KernelNamespace.unavailabilityCause().orElse(null));
-        Path root = cause == null ? root() : null;
-        if (cause == null && root == null) cause = "no nspawn root and it could not be built (integration-tests/nspawn/build-root.sh; needs debootstrap)";
-        if (cause != null) System.out.println("SKIPPED SystemdUnitNspawnTest: " + cause);
-        Assumptions.assumeTrue(cause == null, cause);
+        KernelTests.assumeAvailableAnd(NspawnMachine.unavailabilityCause());
+        Path root = root();
+        KernelTests.skipIfMissing(KernelTests.causeIf(root == null,
+                "no nspawn root and it could not be built (integration-tests/nspawn/build-root.sh; needs debootstrap)"));
 
         long t0 = System.nanoTime();
         work = Files.createTempDirectory("nftp-systemd-");

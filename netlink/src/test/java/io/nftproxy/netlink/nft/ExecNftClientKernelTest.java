@@ -1,7 +1,6 @@
 package io.nftproxy.netlink.nft;
 
 import io.nftproxy.netlink.KernelNamespace;
-import io.nftproxy.netlink.KernelTests;
 
 import java.time.Duration;
 

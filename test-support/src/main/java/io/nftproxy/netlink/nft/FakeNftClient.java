@@ -5,6 +5,7 @@ import io.nftproxy.nft.Command;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.InMemoryTables;
+import io.nftproxy.nft.KernelJsonListing;
 import io.nftproxy.nft.TableSpec;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.UnrecognisedRuleException;
@@ -29,15 +30,16 @@ import java.util.function.Predicate;
  * left untouched, as the kernel's atomic commit does), and tampering as another process would do it (table
  * deleted, chain flushed, element removed, ruleset flushed, a foreign rule added).
  *
- * <p>It does not write nft JSON: {@link #listTableJson} only says whether the table exists (null when not) and
- * otherwise throws; read state with {@link #readTable}, which hands out the model.
+ * <p>{@link #listTableJson} prints the table as the kernel's {@code nft -j list table} would
+ * ({@link KernelJsonListing}), foreign rules included as expressions nftproxy never writes, so the kernel contract
+ * tests run against the fake too; {@link #readTable} hands out the model without the JSON round trip.
  */
 public final class FakeNftClient implements NftClient {
     /** What nft prints for an injected failure: an errno the sync code has no special case for. */
     public static final String INJECTED_ERROR = "Cannot allocate memory";
 
     private final InMemoryTables tables = new InMemoryTables();
-    private final Map<IpFamily, List<UnrecognisedRuleException.Item>> foreign = new EnumMap<>(IpFamily.class);
+    private final Map<IpFamily, List<ForeignRule>> foreign = new EnumMap<>(IpFamily.class);
     private Predicate<Transaction> failWhen = tx -> false;
     private String failureText = INJECTED_ERROR;
     private long applyCalls;
@@ -121,17 +123,30 @@ public final class FakeNftClient implements NftClient {
         return nl < 0 ? script : script.substring(0, nl);
     }
 
-    /** Null when the table does not exist; otherwise unsupported (see the class comment). */
+    /** Null when the table does not exist; a foreign rule is listed as a counter, a statement nftproxy never writes. */
     @Override public synchronized String listTableJson(IpFamily family) {
-        if (!tables.exists(family)) return null;
-        throw new UnsupportedOperationException("FakeNftClient does not write nft JSON; use readTable");
+        TableContent t = tables.dump(family);
+        if (t == null) return null;
+        String json = KernelJsonListing.of(t);
+        List<ForeignRule> rules = foreign.getOrDefault(family, List.of());
+        if (rules.isEmpty()) return json;
+        StringBuilder extra = new StringBuilder();
+        for (ForeignRule r : rules) {
+            extra.append(", {\"rule\": {\"family\": \"").append(family.nftFamily()).append("\", \"table\": \"")
+                    .append(TableContent.TABLE_NAME).append("\", \"chain\": ").append(io.nftproxy.readback.Json.write(r.chain()))
+                    .append(", \"handle\": 0, \"expr\": [{\"counter\": {\"packets\": 0, \"bytes\": 0}}, {\"accept\": null}]}}");
+        }
+        return json.substring(0, json.length() - 2) + extra + "]}";
     }
 
     @Override public synchronized TableContent readTable(IpFamily family) throws UnrecognisedRuleException {
         readCalls++;
         TableContent t = tables.dump(family);
-        List<UnrecognisedRuleException.Item> items = foreign.get(family);
-        if (t != null && items != null && !items.isEmpty()) throw new UnrecognisedRuleException(t, items);
+        List<ForeignRule> rules = foreign.getOrDefault(family, List.of());
+        if (t != null && !rules.isEmpty()) {
+            throw new UnrecognisedRuleException(t, rules.stream().map(r -> new UnrecognisedRuleException.Item(
+                    "chain " + r.chain() + " rule (foreign)", "expression nftproxy never writes", r.text())).toList());
+        }
         return t;
     }
 
@@ -189,9 +204,10 @@ public final class FakeNftClient implements NftClient {
      */
     public synchronized void addForeignRule(IpFamily family, String chain, String ruleText) {
         if (!tables.exists(family)) throw new IllegalStateException("no table " + family.nftFamily() + " kube-proxy to tamper with");
-        foreign.computeIfAbsent(family, f -> new ArrayList<>()).add(new UnrecognisedRuleException.Item(
-                "chain " + chain + " rule (foreign)", "expression nftproxy never writes", ruleText));
+        foreign.computeIfAbsent(family, f -> new ArrayList<>()).add(new ForeignRule(chain, ruleText));
     }
+
+    private record ForeignRule(String chain, String text) {}
 
     private void tamper(Transaction tx) {
         try {

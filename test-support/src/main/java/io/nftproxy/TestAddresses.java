@@ -26,6 +26,10 @@ public final class TestAddresses {
 
     public static final String LAN_CIDR = "192.168.10.0/24";
     public static final int LAN_PREFIX_LENGTH = 24;
+    /**
+     * The LAN's router. In the traffic topology it has no default route, so anything the node sends it for an
+     * unknown address is refused with ICMP unreachable at once.
+     */
     public static final String LAN_GATEWAY = "192.168.10.1";
     public static final String NODE_IP = "192.168.10.20";
     public static final String OTHER_NODE_IP = "192.168.10.21";
