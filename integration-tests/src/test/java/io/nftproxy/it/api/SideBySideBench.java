@@ -49,6 +49,8 @@ class SideBySideBench {
     private static final String NODE = "node-1";
     private static final String NS = "nftp-bench";
     private static final int CHANGES = 20;
+    /** The burst whose GC pauses nftproxy's row reports (issue 27: p99 <= 10 ms during 1,000 changes). */
+    private static final int BURST = 1_000;
 
     @Test
     void sideBySide() throws Exception {
@@ -74,9 +76,17 @@ class SideBySideBench {
                         measure(api, admin, p, cmd, n, true);
                         classDataWritten = true;
                     }
-                    Result r = measure(api, admin, p, cmd, n, false);
-                    System.out.println("RESULT " + r.line());
-                    report.append(r.line()).append('\n');
+                    String line;
+                    try {
+                        line = measure(api, admin, p, cmd, n, false).line();
+                    } catch (AssertionError e) {
+                        // One proxy too slow at one size (kube-proxy's endpoint changes at 45k) leaves the others' rows.
+                        line = p + " | " + n + " | not measured: " + e.getMessage();
+                    } finally {
+                        stopStarted();
+                    }
+                    System.out.println("RESULT " + line);
+                    report.append(line).append('\n');
                 }
             }
         }
@@ -103,13 +113,16 @@ class SideBySideBench {
     }
 
     record Result(String proxy, int n, long completeMs, double cpuOwn, double cpuChildren, long peakRssMb, long steadyRssMb,
-                  long p50, long p90, long max, long addMs, long restartHealthyMs, long restartChanges, int fewest, int expected) {
-        static final String HEADER = "proxy | N | table complete | CPU own + children | peak RSS | steady RSS | endpoint change p50/p90/max | add a Service | restart: healthy, kernel changes, fewest services seen";
+                  int threads, long p50, long p90, long max, long addMs, String gc, long restartHealthyMs, long restartPeakRssMb,
+                  long restartChanges, int fewest, int expected) {
+        static final String HEADER = "proxy | N | table complete | CPU own + children | peak RSS | steady RSS | threads"
+                + " | endpoint change p50/p90/max | add a Service | GC pauses during " + BURST + " changes"
+                + " | restart: healthy, peak RSS, kernel changes, fewest services seen";
 
         String line() {
-            return String.format(Locale.ROOT, "%s | %d | %.1f s | %.1f s + %.1f s | %d MB | %d MB | %d / %d / %d ms | %d ms | %.1f s, %d, %d of %d",
-                    proxy, n, completeMs / 1000.0, cpuOwn, cpuChildren, peakRssMb, steadyRssMb, p50, p90, max, addMs,
-                    restartHealthyMs / 1000.0, restartChanges, fewest, expected);
+            return String.format(Locale.ROOT, "%s | %d | %.1f s | %.1f s + %.1f s | %d MB | %d MB | %d | %d / %d / %d ms | %d ms | %s | %.1f s, %d MB, %d, %d of %d",
+                    proxy, n, completeMs / 1000.0, cpuOwn, cpuChildren, peakRssMb, steadyRssMb, threads, p50, p90, max, addMs,
+                    gc, restartHealthyMs / 1000.0, restartPeakRssMb, restartChanges, fewest, expected);
         }
     }
 
@@ -147,6 +160,7 @@ class SideBySideBench {
                 if (strace) printLongestBatches(straceOut);
                 Thread.sleep(10_000);
                 long steady = rssMb(p.pid(), "VmRSS");
+                int threads = threadCount(p);
                 if ("start".equals(System.getProperty("bench.phases"))) {
                     long peakAtStart = rssMb(p.pid(), "VmHWM");
                     // strace does not pass SIGTERM on: the daemon under it is stopped itself.
@@ -155,7 +169,7 @@ class SideBySideBench {
                     p.waitFor();
                     Files.deleteIfExists(kubeconfig);
                     node.exec(Duration.ofSeconds(60), null, "nft", "flush", "ruleset");
-                    return new Result(name, n, completeMs, cpu[0], cpu[1], peakAtStart, steady, -1, -1, -1, -1, -1, -1, -1, expected);
+                    return new Result(name, n, completeMs, cpu[0], cpu[1], peakAtStart, steady, threads, -1, -1, -1, -1, "-", -1, -1, -1, -1, expected);
                 }
 
                 // Endpoint changes: the second endpoint of service sK moves to a new address.
@@ -187,6 +201,8 @@ class SideBySideBench {
                 }
                 expected = ServiceIpsMap.count(node);
                 long peak = rssMb(p.pid(), "VmHWM");
+                // kube-proxy's pauses are the Go runtime's, not logged here: nftproxy's only.
+                String gc = name.equals("nftproxy") ? burst(node, admin, n, gcLog(name)) : "-";
 
                 // Restart with the table in place, under a poller and nft monitor.
                 Process monitor = new ProcessBuilder("ip", "netns", "exec", node.name(), "nft", "monitor", "tables", "chains", "rules", "sets", "elements")
@@ -224,6 +240,7 @@ class SideBySideBench {
                     Thread.sleep(20);
                 }
                 Thread.sleep(5_000);
+                long restartPeak = again.isAlive() ? rssMb(again.pid(), "VmHWM") : -1;
                 polling.set(false);
                 poller.join(30_000);
                 counting.set(false);
@@ -235,18 +252,78 @@ class SideBySideBench {
                 node.exec(Duration.ofSeconds(30), null, "nft", "flush", "ruleset");
                 admin.services().inNamespace(NS).withName("added-" + name).delete();
                 admin.discovery().v1().endpointSlices().inNamespace(NS).withName("added-" + name + "-1").delete();
-                restoreSlices(admin, lat.size(), n);
-                return new Result(name, n, completeMs, cpu[0], cpu[1], peak, steady, lat.get(lat.size() / 2),
-                        lat.get((int) Math.ceil(lat.size() * 0.9) - 1), lat.get(lat.size() - 1), addMs, healthyMs, changes.get(),
-                        fewest.get(), expected);
+                restoreSlices(admin, Math.max(lat.size(), name.equals("nftproxy") ? BURST : 0), n);
+                return new Result(name, n, completeMs, cpu[0], cpu[1], peak, steady, threads, lat.get(lat.size() / 2),
+                        lat.get((int) Math.ceil(lat.size() * 0.9) - 1), lat.get(lat.size() - 1), addMs, gc, healthyMs, restartPeak,
+                        changes.get(), fewest.get(), expected);
             }
         }
     }
 
+    /** Starts {@code cmd} in the node; nftproxy's JVM also logs its collections to {@link #gcLog} (after any caller's flags). */
     private static Process start(KernelNamespace node, List<String> cmd, String log) throws IOException {
         List<String> full = new ArrayList<>(List.of("ip", "netns", "exec", node.name()));
         full.addAll(cmd);
-        return new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(logFile(log).toFile()).start();
+        ProcessBuilder pb = new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(logFile(log).toFile());
+        Files.deleteIfExists(gcLog(log));
+        pb.environment().merge("NFTPROXY_JAVA_OPTS", "-Xlog:gc:file=" + gcLog(log) + ":uptime", (a, b) -> a + " " + b);
+        Process p = pb.start();
+        STARTED.add(p);
+        return p;
+    }
+
+    private static Path gcLog(String log) { return logFile(log + "-gc"); }
+
+    /** Every process {@link #start} started, so that a measurement that fails halfway leaves none running. */
+    private static final List<Process> STARTED = new ArrayList<>();
+
+    private static void stopStarted() throws InterruptedException {
+        for (Process p : STARTED) {
+            p.descendants().forEach(ProcessHandle::destroy);
+            p.destroy();
+            p.waitFor();
+        }
+        STARTED.clear();
+    }
+
+    private static int threadCount(Process p) {
+        String[] tasks = Path.of("/proc", Long.toString(p.pid()), "task").toFile().list();
+        return tasks == null ? -1 : tasks.length;
+    }
+
+    private static final Pattern GC_PAUSE = Pattern.compile("Pause.* ([0-9.]+)ms$");
+
+    /**
+     * {@link #BURST} endpoint changes written one after another (the second endpoint of a Service moves to 10.252.x.y),
+     * until the kernel holds every new address; returns the collections the daemon logged meanwhile: "count, p50 /
+     * p99 / max ms". The slices are put back by {@link #restoreSlices}.
+     */
+    private static String burst(KernelNamespace node, KubernetesClient admin, int n, Path gcLog) throws Exception {
+        int changes = Math.min(BURST, n);
+        int before = Files.exists(gcLog) ? Files.readAllLines(gcLog).size() : 0;
+        for (int i = 0; i < Math.min(changes, n); i++) {
+            int k = (i * 37) % n;
+            admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + k,
+                    "s" + k + "-1", 8080, List.of(endpoint(k, 1), "10.252." + (i / 250) + "." + (i % 250 + 1)))).update();
+        }
+        int seen = 0;
+        for (long d = System.nanoTime() + Duration.ofMinutes(5).toNanos(); System.nanoTime() < d && seen < changes; ) {
+            Thread.sleep(1_000);
+            Matcher m = Pattern.compile("(dnat to |: )10\\.252\\.").matcher(node.nftOut("list", "table", "ip", "kube-proxy"));
+            seen = 0;
+            while (m.find()) seen++;
+        }
+        if (seen < changes) throw new AssertionError("only " + seen + " of " + changes + " burst changes reached the kernel");
+        List<Double> pauses = new ArrayList<>();
+        List<String> lines = Files.readAllLines(gcLog);
+        for (String l : lines.subList(Math.min(before, lines.size()), lines.size())) {
+            Matcher m = GC_PAUSE.matcher(l);
+            if (m.find()) pauses.add(Double.parseDouble(m.group(1)));
+        }
+        if (pauses.isEmpty()) return "none";
+        pauses.sort(null);
+        return String.format(Locale.ROOT, "%d, %.1f / %.1f / %.1f ms", pauses.size(), pauses.get((pauses.size() - 1) / 2),
+                pauses.get((int) Math.ceil(pauses.size() * 0.99) - 1), pauses.get(pauses.size() - 1));
     }
 
     private static Path logFile(String name) { return Path.of(System.getProperty("java.io.tmpdir"), "nftp-bench-" + name + ".log"); }
@@ -392,9 +469,9 @@ class SideBySideBench {
         System.out.printf("populated %d services x 2 endpoints in %d s%n", n, ms / 1000);
     }
 
-    /** Puts the slices the endpoint changes moved back, so the next proxy starts from the same cluster. */
+    /** Puts the slices the endpoint changes (and the burst) moved back, so the next proxy starts from the same cluster. */
     private static void restoreSlices(KubernetesClient admin, int changes, int n) {
-        for (int i = 0; i < changes; i++) {
+        for (int i = 0; i < Math.min(changes, n); i++) {
             int k = (i * 37) % n;
             admin.discovery().v1().endpointSlices().inNamespace(NS).resource(DaemonAgainstApiServerTest.slice(NS, "s" + k,
                     "s" + k + "-1", 8080, List.of(endpoint(k, 1), endpoint(k, 2)))).update();
