@@ -177,11 +177,11 @@ class SideBySideBench {
                 for (int i = 0; i < CHANGES; i++) {
                     int k = (i * 37) % n;
                     String ip = "10.253." + (i / 200) + "." + (i % 200 + 1);
-                    String chain = serviceChain(node, "s" + k);
+                    List<String> where = endpointsOf(node, admin, "s" + k);
                     long w = System.nanoTime();
                     EndpointSlice moved = DaemonAgainstApiServerTest.slice(NS, "s" + k, "s" + k + "-1", 8080, List.of(endpoint(k, 1), ip));
                     admin.discovery().v1().endpointSlices().inNamespace(NS).resource(moved).update();
-                    lat.add(awaitInChain(node, chain, ip, Duration.ofSeconds(120), w));
+                    lat.add(awaitInChain(node, where, ip, Duration.ofSeconds(120), w));
                     Thread.sleep(200);
                 }
                 lat.sort(null);
@@ -413,23 +413,31 @@ class SideBySideBench {
         return -1;
     }
 
-    private static String serviceChain(KernelNamespace node, String service) throws IOException {
+    /**
+     * The {@code nft} arguments after the command that print where {@code service}'s endpoints are: its service chain
+     * (kube-proxy, nftproxy's {@code fast} and {@code upstream} layouts), or, in nftproxy's {@code flat} layout, which
+     * has no chain for a simple service, its two slots in the endpoint map of TCP ports with two endpoints.
+     */
+    private static List<String> endpointsOf(KernelNamespace node, KubernetesClient admin, String service) throws IOException {
         String suffix = "-" + NS + "/" + service + "/tcp/http";
         for (String l : node.nftOut("list", "chains", "ip").split("\n")) {
             l = l.strip();
-            if (l.startsWith("chain service-") && l.contains(suffix + " ")) return l.substring(6, l.indexOf(' ', 6));
+            if (l.startsWith("chain service-") && l.contains(suffix + " ")) return List.of("list", "chain", "ip", "kube-proxy", l.substring(6, l.indexOf(' ', 6)));
         }
-        throw new IllegalStateException("no chain for " + service);
+        String cip = admin.services().inNamespace(NS).withName(service).get().getSpec().getClusterIP();
+        return List.of("get", "element", "ip", "kube-proxy", "flat-endpoints-tcp-2", "{ " + cip + " . 80 . 0, " + cip + " . 80 . 1 }");
     }
 
-    private static long awaitInChain(KernelNamespace node, String chain, String ip, Duration limit, long since) throws Exception {
+    private static long awaitInChain(KernelNamespace node, List<String> where, String ip, Duration limit, long since) throws Exception {
         long d = System.nanoTime() + limit.toNanos();
+        List<String> cmd = new ArrayList<>(List.of("nft"));
+        cmd.addAll(where);
         while (System.nanoTime() < d) {
-            KernelNamespace.Result r = node.exec(Duration.ofSeconds(10), null, "nft", "list", "chain", "ip", "kube-proxy", chain);
+            KernelNamespace.Result r = node.exec(Duration.ofSeconds(10), null, cmd.toArray(String[]::new));
             if (r.ok() && r.stdout().contains(ip)) return (System.nanoTime() - since) / 1_000_000;
             Thread.sleep(2);
         }
-        throw new AssertionError(ip + " never reached " + chain);
+        throw new AssertionError(ip + " never reached " + where);
     }
 
     private static int healthz(NetnsThread inNode) {
