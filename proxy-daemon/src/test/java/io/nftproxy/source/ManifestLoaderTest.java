@@ -388,45 +388,30 @@ class ManifestLoaderTest {
         assertFalse(r.problems().get(0).toString().contains("hunter2"), r.problems().get(0).toString());
     }
 
+    /** EndpointSlice web-I of Service team-a/web, endpoint 10.0.0.I, with {@code annotations} (metadata lines) added. */
+    private static String webSlice(int i, String annotations) {
+        return """
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata:
+                  name: web-%d
+                  namespace: team-a
+                  labels: {kubernetes.io/service-name: web, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}
+                %saddressType: IPv4
+                ports: [{name: http, protocol: TCP, port: 8080}]
+                endpoints: [{addresses: [10.0.0.%d], nodeName: node-1}]
+                """.formatted(i, annotations, i);
+    }
+
     @Test
     void onlyTheAnnotationsTheProxyReadsAreKeptAndRepeatedStringsAreOneCopy() throws IOException {
         String lastApplied = "{\"apiVersion\":\"v1\",\"kind\":\"Service\"" + ",\"x\":1".repeat(200) + "}";
-        write("a.yaml", """
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata:
-                  name: web-1
-                  namespace: team-a
-                  labels: {kubernetes.io/service-name: web, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}
+        write("a.yaml", webSlice(1, """
                   annotations:
                     endpoints.kubernetes.io/last-change-trigger-time: "2026-12-05T07:00:00Z"
                     kubectl.kubernetes.io/last-applied-configuration: '%s'
-                addressType: IPv4
-                ports: [{name: http, protocol: TCP, port: 8080}]
-                endpoints: [{addresses: [10.0.0.1], nodeName: node-1}]
-                """.formatted(lastApplied));
-        write("b.yaml", """
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata:
-                  name: web-2
-                  namespace: team-a
-                  labels: {kubernetes.io/service-name: web, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}
-                  annotations: {other: [not, a, string]}
-                addressType: IPv4
-                ports: [{name: http, protocol: TCP, port: 8080}]
-                endpoints: [{addresses: [10.0.0.2], nodeName: node-1}]
-                ---
-                apiVersion: discovery.k8s.io/v1
-                kind: EndpointSlice
-                metadata:
-                  name: web-3
-                  namespace: team-a
-                  labels: {kubernetes.io/service-name: web, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}
-                addressType: IPv4
-                ports: [{name: http, protocol: TCP, port: 8080}]
-                endpoints: [{addresses: [10.0.0.3], nodeName: node-1}]
-                """);
+                """.formatted(lastApplied)));
+        write("b.yaml", webSlice(2, "  annotations: {other: [not, a, string]}\n") + "---\n" + webSlice(3, ""));
 
         LoadResult r = loader.load(dir);
 
