@@ -2,6 +2,7 @@ package io.nftproxy.readback;
 
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,12 @@ public final class Json {
 
     private final String s;
     private int pos;
+    /**
+     * Every distinct string of this document, once: a listing repeats the same keys ({@code family}, {@code table},
+     * {@code expr} ...) and values (the table's name, a chain's name in each of its rules) in every object, and a
+     * 10k table's listing (about 10 MB) is read whole at a restart, so the tree's peak is mostly these copies.
+     */
+    private final Map<String, String> seen = new HashMap<>();
 
     private Json(String s) { this.s = s; }
 
@@ -120,11 +127,23 @@ public final class Json {
 
     private String string() {
         pos++; // opening quote
+        // Most strings have no escape: taken straight from the text, without a builder.
+        int end = pos;
+        while (end < s.length()) {
+            char c = s.charAt(end);
+            if (c == '"') {
+                String plain = s.substring(pos, end);
+                pos = end + 1;
+                return seen.computeIfAbsent(plain, k -> k);
+            }
+            if (c == '\\' || c < 0x20) break;
+            end++;
+        }
         StringBuilder b = new StringBuilder();
         while (true) {
             if (pos >= s.length()) throw error("unterminated string");
             char c = s.charAt(pos++);
-            if (c == '"') return b.toString();
+            if (c == '"') return seen.computeIfAbsent(b.toString(), k -> k);
             if (c < 0x20) { pos--; throw error("unescaped control character " + describe(c) + " in string"); }
             if (c != '\\') { b.append(c); continue; }
             char e = next("an escape character");

@@ -8,6 +8,7 @@ import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -27,6 +28,21 @@ class JsonTest {
     @Test
     void decodesEscapes() {
         assertEquals("q\"b\\s/\b\f\n\r\t\u00e9\u20ac", Json.parse("\"q\\\"b\\\\s\\/\\b\\f\\n\\r\\t\\u00e9\\u20AC\""));
+    }
+
+    @Test
+    void aStringRepeatedInOneDocumentIsOneInstanceWhetherEscapedOrNot() {
+        List<?> l = (List<?>) Json.parse("[{\"chain\": \"service-a\"}, {\"chain\": \"service-a\"}, \"s\\u0065rvice-a\", \"x\\ny\", \"x\\ny\"]");
+        Map<?, ?> a = (Map<?, ?>) l.get(0);
+        Map<?, ?> b = (Map<?, ?>) l.get(1);
+        String keyA = (String) a.keySet().iterator().next();
+        String keyB = (String) b.keySet().iterator().next();
+        assertSame(keyA, keyB);
+        assertSame(a.get("chain"), b.get("chain"));
+        assertEquals("service-a", l.get(2));
+        assertSame(a.get("chain"), l.get(2));
+        assertEquals("x\ny", l.get(3));
+        assertSame(l.get(3), l.get(4));
     }
 
     @Test

@@ -94,6 +94,11 @@ final class ApiNode {
         return items(name, "a list of strings", JsonNode::isString, "a string", (e, p) -> e.stringValue());
     }
 
+    /** A list of strings that many objects repeat ({@code ipFamilies}), each {@linkplain #sharedStr shared}; empty when absent. */
+    List<String> sharedStrList(String name) {
+        return items(name, "a list of strings", JsonNode::isString, "a string", (e, p) -> e.stringValue().intern());
+    }
+
     /** A list's entries of the expected type, each read with its path; absent and null entries are kept out. */
     private <T> List<T> items(String name, String expected, Predicate<JsonNode> ok, String itemExpected,
                               BiFunction<JsonNode, String, T> read) {
@@ -110,8 +115,23 @@ final class ApiNode {
         return out;
     }
 
+    /**
+     * A string that thousands of objects repeat (a namespace, a label, a protocol, a node's name), as the one shared
+     * copy: the JVM's string table holds it only while some object refers to it.
+     */
+    String sharedStr(String name) {
+        String s = str(name);
+        return s == null ? null : s.intern();
+    }
+
     /** A map of strings to strings (labels, annotations); empty when absent. */
-    Map<String, String> strMap(String name) {
+    Map<String, String> strMap(String name) { return strMap(name, k -> true); }
+
+    /**
+     * The entries of a map of strings whose key passes {@code keep}, keys and values {@linkplain #sharedStr shared};
+     * every entry's type is checked all the same, so a map the API server would refuse is refused whatever is kept.
+     */
+    Map<String, String> strMap(String name, Predicate<String> keep) {
         JsonNode n = typed(name, JsonNode::isObject, "a map of strings");
         if (n == null) return Map.of();
         Map<String, String> out = new LinkedHashMap<>();
@@ -120,7 +140,7 @@ final class ApiNode {
             if (!e.getValue().isString()) {
                 throw wrongType(child(name) + "[" + e.getKey() + "]", "a string", e.getValue());
             }
-            out.put(e.getKey(), e.getValue().stringValue());
+            if (keep.test(e.getKey())) out.put(e.getKey().intern(), e.getValue().stringValue().intern());
         }
         return out;
     }

@@ -20,6 +20,7 @@ import java.util.Map;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -97,7 +98,8 @@ class ManifestLoaderTest {
 
         assertEquals(List.of(), r.problems());
         ServiceObject expected = new ServiceObject(
-                new ObjectMeta("demo", "hello-lb", Map.of("app", "hello"), Map.of("note", "x"), false),
+                // Its annotation "note" is read by nothing, so not kept.
+                new ObjectMeta("demo", "hello-lb", Map.of("app", "hello"), Map.of(), false),
                 "LoadBalancer", "10.97.232.108", List.of("10.97.232.108"), List.of("IPv4"),
                 List.of(new ServiceObject.PortSpec("http", "TCP", 80, "8080", 31950),
                         new ServiceObject.PortSpec("web", null, 8081, "web-port", null)),
@@ -310,9 +312,9 @@ class ManifestLoaderTest {
         // a shared machine, and still an order of magnitude below the old cost.
         int n = 6 << 20;
         String run = "x".repeat(n);
-        write("quoted.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: q\n  annotations:\n    note: \"" + run
+        write("quoted.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: q\n  labels:\n    note: \"" + run
                 + "\"\nspec: {clusterIP: 10.96.0.2}\n");
-        write("plain.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: p\n  annotations:\n    note: " + run
+        write("plain.yaml", "apiVersion: v1\nkind: Service\nmetadata:\n  name: p\n  labels:\n    note: " + run
                 + "\nspec: {clusterIP: 10.96.0.3}\n");
 
         long t0 = System.nanoTime();
@@ -321,14 +323,14 @@ class ManifestLoaderTest {
 
         assertEquals(List.of(), r.problems());
         assertEquals(2, r.snapshot().services().size());
-        assertEquals(n, r.snapshot().services().get(1).meta().annotations().get("note").length());
+        assertEquals(n, r.snapshot().services().get(1).meta().labels().get("note").length());
         assertTrue(ms < 5000, "12 MiB of scalars took " + ms + " ms");
     }
 
     @Test
     void aFifteenMegabyteManifestParsesInUnderFiveSeconds() throws IOException {
         // Issue 10's "done when": the attack's 15 MB double-quoted string (about 4 min before), under the 16 MiB cap.
-        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: big\n  annotations:\n    note: \"";
+        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: big\n  labels:\n    note: \"";
         String tail = "\"\nspec: {clusterIP: 10.96.0.4}\n";
         int n = 15_000_000 - head.length() - tail.length();
         write("big.yaml", head + "y".repeat(n) + tail);
@@ -340,13 +342,13 @@ class ManifestLoaderTest {
 
         System.out.printf("15 MB manifest (one double-quoted scalar): %d ms%n", ms);
         assertEquals(List.of(), r.problems());
-        assertEquals(n, r.snapshot().services().get(0).meta().annotations().get("note").length());
+        assertEquals(n, r.snapshot().services().get(0).meta().labels().get("note").length());
         assertTrue(ms < 5000, "15 MB took " + ms + " ms");
     }
 
     @Test
     void filesAroundEachYamlBufferSizeParseWhole() throws IOException {
-        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: edge\n  annotations:\n    note: \"";
+        String head = "apiVersion: v1\nkind: Service\nmetadata:\n  name: edge\n  labels:\n    note: \"";
         String tail = "\"\nspec: {clusterIP: 10.96.0.4}\n";
         for (int size : ManifestLoader.YAML_BUFFER_SIZES) {
             for (int bytes : new int[] {size - 1, size, size + 1}) {
@@ -355,7 +357,7 @@ class ManifestLoaderTest {
                 assertEquals(bytes, Files.size(f));
                 ManifestLoader.FileLoad load = loader.loadFile(f);
                 assertEquals(List.of(), load.problems(), "file of " + bytes + " bytes");
-                assertEquals(n, ((ServiceObject) load.objects().get(0)).meta().annotations().get("note").length());
+                assertEquals(n, ((ServiceObject) load.objects().get(0)).meta().labels().get("note").length());
             }
         }
         assertEquals(4 << 10, ManifestLoader.yamlBufferSize(LB_SERVICE.length()));
@@ -384,6 +386,48 @@ class ManifestLoaderTest {
 
         assertEquals(1, r.problems().size());
         assertFalse(r.problems().get(0).toString().contains("hunter2"), r.problems().get(0).toString());
+    }
+
+    /** EndpointSlice web-I of Service team-a/web, endpoint 10.0.0.I, with {@code annotations} (metadata lines) added. */
+    private static String webSlice(int i, String annotations) {
+        return """
+                apiVersion: discovery.k8s.io/v1
+                kind: EndpointSlice
+                metadata:
+                  name: web-%d
+                  namespace: team-a
+                  labels: {kubernetes.io/service-name: web, endpointslice.kubernetes.io/managed-by: endpointslice-controller.k8s.io}
+                %saddressType: IPv4
+                ports: [{name: http, protocol: TCP, port: 8080}]
+                endpoints: [{addresses: [10.0.0.%d], nodeName: node-1}]
+                """.formatted(i, annotations, i);
+    }
+
+    @Test
+    void onlyTheAnnotationsTheProxyReadsAreKeptAndRepeatedStringsAreOneCopy() throws IOException {
+        String lastApplied = "{\"apiVersion\":\"v1\",\"kind\":\"Service\"" + ",\"x\":1".repeat(200) + "}";
+        write("a.yaml", webSlice(1, """
+                  annotations:
+                    endpoints.kubernetes.io/last-change-trigger-time: "2026-12-05T07:00:00Z"
+                    kubectl.kubernetes.io/last-applied-configuration: '%s'
+                """.formatted(lastApplied)));
+        write("b.yaml", webSlice(2, "  annotations: {other: [not, a, string]}\n") + "---\n" + webSlice(3, ""));
+
+        LoadResult r = loader.load(dir);
+
+        // An annotation that is not a string is refused as before, kept or not.
+        assertEquals(List.of("metadata.annotations[other]"), r.problems().stream().map(LoadProblem::field).toList());
+        List<EndpointSliceObject> slices = r.snapshot().endpointSlices();
+        assertEquals(List.of("web-1", "web-3"), slices.stream().map(s -> s.meta().name()).toList());
+        assertEquals(Map.of(EndpointSliceObject.TRIGGER_TIME_ANNOTATION, "2026-12-05T07:00:00Z"), slices.get(0).meta().annotations());
+        EndpointSliceObject a = slices.get(0);
+        EndpointSliceObject b = slices.get(1);
+        assertSame(a.meta().namespace(), b.meta().namespace());
+        assertSame(a.serviceName(), b.serviceName());
+        assertSame(a.meta().labels().get("endpointslice.kubernetes.io/managed-by"), b.meta().labels().get("endpointslice.kubernetes.io/managed-by"));
+        assertSame(a.addressType(), b.addressType());
+        assertSame(a.ports().get(0).protocol(), b.ports().get(0).protocol());
+        assertSame(a.endpoints().get(0).nodeName(), b.endpoints().get(0).nodeName());
     }
 
     @Test
