@@ -192,9 +192,10 @@ public final class ListWatch<T> implements AutoCloseable {
             if (cont == null || cont.isEmpty()) break;
         }
         if (!running) return;
+        // Reachable first: whoever sees the store ready must not still see this kind's old problem.
+        reachability.ok(kind);
         sink.replace().accept(objects);
         resourceVersion = listRv;
-        reachability.ok(kind);
         LOG.info("listed kind={} objects={} resourceVersion={}", kind, objects.size(), listRv);
     }
 
@@ -233,11 +234,11 @@ public final class ListWatch<T> implements AutoCloseable {
                         JsonNode m = object.path("metadata");
                         if (!"true".equals(text(m.path("annotations"), INITIAL_EVENTS_END))) continue;
                         String listRv = text(m, "resourceVersion");
+                        reachability.ok(kind);
                         sink.replace().accept(new ArrayList<>(objects.values()));
                         objects = Map.of();
                         resourceVersion = listRv;
                         listed = true;
-                        reachability.ok(kind);
                         LOG.info("listed kind={} streamed=true resourceVersion={}", kind, listRv);
                         // Past the list, the stream is a watch: quiet for as long as nothing changes.
                         if (body instanceof StreamBody s) s.idleLimit(Duration.ofSeconds(timeout + 30));
