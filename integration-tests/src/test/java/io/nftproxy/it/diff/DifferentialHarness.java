@@ -12,14 +12,17 @@ import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.random.FlowDifferential;
+import io.nftproxy.random.NodeSettings;
+import io.nftproxy.random.ProbeFlows;
 import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.source.ClusterOnce;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;
-import io.nftproxy.trace.Trace;
-import io.nftproxy.trace.TraceException;
+import io.nftproxy.trace.Probability;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,8 +44,8 @@ import java.util.stream.Stream;
  *       priorities), and as nft's JSON itself ({@link NftJsonObjects}: every key nft reports, without handles
  *       and element order, which carry no meaning);</li>
  *   <li>default layout: every {@link ProbeFlows probe flow} traced by {@link PacketTracer} through kube-proxy's
- *       table and through nftproxy's must end the same way ({@link FlowVerdict}: verdict, DNAT targets with their
- *       masquerade and affinity, and the odds of each).</li>
+ *       table and through nftproxy's must end the same way ({@link FlowDifferential}: verdict, DNAT targets with their
+ *       masquerade, affinity and delivery, and the odds of each).</li>
  * </ul>
  * The cluster is deleted again afterwards, so one harness serves any number of clusters (the feature corpus, a
  * seeded random generator's).
@@ -110,7 +113,7 @@ public final class DifferentialHarness implements AutoCloseable {
     public Differences compare(ClusterSnapshot cluster, NodeSettings node) throws Exception {
         if (cluster.node(node.nodeName()) == null) {
             throw new IllegalArgumentException("the cluster has no Node " + node.nodeName() + ": kube-proxy waits for its Node;"
-                    + " add one reporting the node's addresses " + node.hostAddresses());
+                    + " add one reporting the node's addresses " + node.hostAddresses() + " (NodeSettings.nodeObject())");
         }
         long t0 = System.nanoTime();
         ClusterObjects objects = new ClusterObjects(admin);
@@ -136,7 +139,7 @@ public final class DifferentialHarness implements AutoCloseable {
                     control += tables(f, upstream.get(f), defaultLayout.get(f), new int[3]).size();
                     flowDiffs.addAll(flows(f, stored, node, upstream.get(f), defaultLayout.get(f), counts));
                 }
-                return new Differences(node.toString(), stored.services().size(), tableDiffs, flowDiffs, counts[0], counts[1],
+                return new Differences(node.summary(), stored.services().size(), tableDiffs, flowDiffs, counts[0], counts[1],
                         counts[2], control, (System.nanoTime() - t0) / 1_000_000);
             } finally {
                 for (ProxyUnderTest p : started) p.close();
@@ -186,26 +189,15 @@ public final class DifferentialHarness implements AutoCloseable {
                                       int[] counts) {
         Parsed t = Parsed.of(f, kubeProxy, nftproxy);
         if (t.problem() != null) return t.problem();
+        // The tracer takes the node's own addresses and loopback as local, as the kernel's fib does.
         List<IpAddress> local = Stream.concat(node.hostAddresses().stream(), Stream.of("127.0.0.1", "::1")).map(IpAddress::parse).toList();
-        NodeContext ctx = NodeContext.minimal(node.nodeName()).withLocalAddresses(local);
-        List<String> out = new ArrayList<>();
-        for (Packet p : ProbeFlows.of(cluster, f, node)) {
-            counts[1]++;
-            String want = verdict(t.theirs(), ctx, p);
-            if (want.startsWith("DNAT")) counts[2]++;
-            String have = verdict(t.ours(), ctx, p);
-            if (!want.equals(have)) out.add(p + "\n  kube-proxy: " + want + "\n  nftproxy:   " + have);
-        }
-        return out;
-    }
-
-    private static String verdict(TableContent table, NodeContext ctx, Packet p) {
-        try {
-            Trace t = PacketTracer.trace(table, ctx, p);
-            return FlowVerdict.of(t);
-        } catch (TraceException e) {
-            return "untraceable: " + e.getMessage();
-        }
+        NodeContext ctx = node.context().withLocalAddresses(local);
+        List<Packet> packets = ProbeFlows.of(ProxyStateBuilder.build(cluster, f, node.nodeName()), ctx);
+        List<Map<String, Probability>> expected = FlowDifferential.behaviours(t.theirs(), ctx, packets);
+        counts[1] += packets.size();
+        counts[2] += (int) expected.stream().filter(FlowDifferential::dnats).count();
+        return FlowDifferential.compare(expected, t.theirs(), t.ours(), ctx, packets).stream()
+                .map(d -> d.packet() + ": kube-proxy's table vs nftproxy's: " + d.what()).toList();
     }
 
     @Override public void close() throws Exception {

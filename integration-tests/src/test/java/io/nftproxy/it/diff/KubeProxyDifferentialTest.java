@@ -2,6 +2,7 @@ package io.nftproxy.it.diff;
 
 import io.nftproxy.it.api.ApiServerBinaries;
 import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.random.NodeSettings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,19 +55,19 @@ class KubeProxyDifferentialTest {
 
     @Test
     void nodeCidrDetectionWithMasqueradeAll() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("NodeCIDR", "", "").masqueradeAll(true));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.NODE_CIDR, "").withMasqueradeAll(true));
     }
 
     @Test
     void bridgeInterfaceDetectionWithIpv4NodePortAddresses() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("BridgeInterface", "cbr0", "")
-                .nodePortAddresses(List.of("192.168.10.0/24")));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.BRIDGE_INTERFACE, "cbr0")
+                .withNodePortAddresses(List.of("192.168.10.0/24"), List.of()));
     }
 
     @Test
     void interfaceNamePrefixDetectionWithNodeAddressesOnly() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("InterfaceNamePrefix", "", "veth")
-                .nodePortAddresses(List.of("192.168.10.20/32", "fd00:192:168:10::20/128")));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.INTERFACE_NAME_PREFIX, "veth")
+                .withNodePortAddresses(List.of("192.168.10.20/32", "fd00:192:168:10::20/128"), List.of()));
     }
 
     private static void check(io.nftproxy.cluster.ClusterSnapshot cluster, NodeSettings node) throws Exception {
