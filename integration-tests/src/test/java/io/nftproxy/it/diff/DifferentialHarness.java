@@ -9,6 +9,7 @@ import io.nftproxy.it.api.ApiServerBinaries;
 import io.nftproxy.it.api.ApiServerProcess;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.proxy.NodeContext;
@@ -23,6 +24,8 @@ import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;
 import io.nftproxy.trace.Probability;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -63,6 +67,24 @@ public final class DifferentialHarness implements AutoCloseable {
         this.api = api;
         this.admin = admin;
         this.kubeProxy = kubeProxy;
+    }
+
+    /**
+     * For a test class's {@code @BeforeAll}: the harness with the kube-proxy {@link KubeProxyBinary} finds; or the
+     * test aborted (skipped), saying why, without kube-proxy, the API server or network namespaces; or failed
+     * instead when {@value KubeProxyBinary#REQUIRED_ENV} is set (CI).
+     */
+    static DifferentialHarness startOrSkip(Class<?> test) throws Exception {
+        Optional<String> cause = Stream.of(KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause(),
+                KubeProxyBinary.unavailabilityCause()).flatMap(Optional::stream).findFirst();
+        if (cause.isPresent()) {
+            if (KubeProxyBinary.required()) Assertions.fail(KubeProxyBinary.REQUIRED_ENV + " is set, but: " + cause.get());
+            System.out.println("SKIPPED " + test.getSimpleName() + ": " + cause.get());
+            Assumptions.abort(cause.get());
+        }
+        Path kubeProxy = KubeProxyBinary.locate().orElseThrow();
+        System.out.println(test.getSimpleName() + ": differential tests against " + kubeProxy);
+        return start(kubeProxy);
     }
 
     /** A fresh etcd and kube-apiserver with dual-stack service ranges, and kube-proxy at {@code kubeProxy}. */
