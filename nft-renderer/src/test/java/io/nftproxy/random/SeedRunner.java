@@ -78,6 +78,11 @@ public final class SeedRunner {
         return r;
     }
 
+    /** The fewest clusters a run checks: the one seed when replaying one, else the regression seeds and a new one. */
+    public static int minimumClusters(List<Long> regressions) {
+        return System.getProperty(SEED_PROPERTY) != null ? 1 : regressions.size() + 1;
+    }
+
     static Duration budget(Duration defaultBudget) {
         String s = System.getProperty(BUDGET_PROPERTY);
         if (s == null || s.isBlank()) return defaultBudget;
