@@ -18,8 +18,9 @@ import java.util.TreeMap;
  * Traces the same first packets through two tables of one family and says where they part: a different verdict,
  * different DNAT targets, masquerade or affinity set, or different odds. What a flow does is reduced to
  * {@link #behaviour}: each distinct end (verdict, and for a DNAT the target, whether it is masqueraded and the
- * affinity set that records the client) with the summed probability of the branches that reach it. Which chain
- * or rule decided is not compared: the layouts decide the same things in different places.
+ * affinity set that records the client, and where routing delivers it) with the summed probability of the
+ * branches that reach it. Which chain or rule decided is not compared: the layouts decide the same things in
+ * different places. The in-process layout test and the differential against kube-proxy both reduce flows with it.
  */
 public final class FlowDifferential {
     private FlowDifferential() {}
@@ -91,10 +92,15 @@ public final class FlowDifferential {
     private static List<String> ends(Outcome o) {
         if (o instanceof Outcome.Dnat d) {
             return d.targets().stream().map(x -> "DNAT " + x.hostPort() + " masquerade=" + x.masquerade().applied()
-                    + (x.affinitySet() == null ? "" : " affinity=" + x.affinitySet())).toList();
+                    + (x.affinitySet() == null ? "" : " affinity=" + x.affinitySet()) + " " + x.delivery()).toList();
         }
-        if (o instanceof Outcome.Untouched u) return List.of("UNTOUCHED masquerade=" + u.masquerade().applied());
+        if (o instanceof Outcome.Untouched u) return List.of("UNTOUCHED masquerade=" + u.masquerade().applied() + " " + u.delivery());
         if (o instanceof Outcome.Mixed m) return m.outcomes().stream().flatMap(x -> ends(x).stream()).toList();
         return List.of(o.kind().name());
+    }
+
+    /** True when {@code behaviour} sends the packet to an endpoint on some branch. */
+    public static boolean dnats(Map<String, Probability> behaviour) {
+        return behaviour.keySet().stream().anyMatch(k -> k.startsWith("DNAT "));
     }
 }

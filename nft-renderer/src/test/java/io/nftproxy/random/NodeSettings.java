@@ -1,5 +1,6 @@
 package io.nftproxy.random;
 
+import io.nftproxy.TestAddresses;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.net.IpAddress;
@@ -8,6 +9,7 @@ import io.nftproxy.net.IpPrefix;
 import io.nftproxy.proxy.LocalTraffic;
 import io.nftproxy.proxy.NodeContext;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,7 +20,9 @@ import java.util.Map;
  * zone, addresses, pod CIDRs) and the proxy settings that change the table (cluster CIDRs, nodePortAddresses,
  * masqueradeAll, detect-local mode). {@link #context()} is what {@code NodeResolver} makes of them when nothing
  * but the Node object says what the node's addresses are, which is also what {@code nftproxy render --manifests}
- * does with {@link #renderArgs()} and the manifests {@link ManifestYaml} writes.
+ * does with {@link #renderArgs()} and the manifests {@link ManifestYaml} writes. The differential harness against
+ * kube-proxy runs both proxies as this node: {@link #interfaceAddresses()} on an interface of each proxy's
+ * namespace and {@link #configFile} as the configuration file both read.
  *
  * @param families           the node's families, primary first
  * @param internalIPs        the Node object's InternalIP addresses, one per family, primary first
@@ -96,6 +100,69 @@ public record NodeSettings(String nodeName, String zone, List<IpFamily> families
         if (detectLocalMode.equals(BRIDGE_INTERFACE)) args.addAll(List.of("--pod-bridge-interface", detectLocalName));
         if (detectLocalMode.equals(INTERFACE_NAME_PREFIX)) args.addAll(List.of("--pod-interface-name-prefix", detectLocalName));
         return args;
+    }
+
+    /**
+     * The node with the test address plan's (TestAddresses) node-a: dual-stack, its pod and cluster CIDRs, its zone,
+     * kube-proxy's defaults otherwise.
+     */
+    public static NodeSettings dualStackNode() {
+        return new NodeSettings(TestAddresses.NODE, TestAddresses.ZONE, List.of(IpFamily.IPV4, IpFamily.IPV6),
+                List.of(TestAddresses.NODE_IP, TestAddresses.NODE_IP6), List.of(),
+                List.of(TestAddresses.POD_CIDR, TestAddresses.POD_CIDR6),
+                List.of(TestAddresses.CLUSTER_CIDR, TestAddresses.CLUSTER_CIDR6), List.of(), false, CLUSTER_CIDR, "");
+    }
+
+    /** The node's own addresses (InternalIPs, then ExternalIPs): what is local on the node. */
+    public List<String> hostAddresses() {
+        List<String> out = new ArrayList<>(internalIPs);
+        out.addAll(externalIPs);
+        return out;
+    }
+
+    /**
+     * {@link #hostAddresses()} with the LAN's prefix length ({@code 192.168.10.20/24}, {@code fd00:…::20/64}), to
+     * put on a namespace's interface.
+     */
+    public List<String> interfaceAddresses() {
+        return hostAddresses().stream().map(a -> a + "/" + (IpAddress.parse(a).family() == IpFamily.IPV4
+                ? TestAddresses.LAN_PREFIX_LENGTH : TestAddresses.LAN6_PREFIX_LENGTH)).toList();
+    }
+
+    /**
+     * These settings as one KubeProxyConfiguration file, which kube-proxy and nftproxy each read ({@code --config}),
+     * so a setting cannot reach one proxy and miss the other. Conntrack sizing and timeouts are zero (leave the
+     * kernel's alone): nf_conntrack_max is not per namespace, and no test may change the host's settings.
+     */
+    public String configFile(Path kubeconfig, int healthzPort, int metricsPort) {
+        List<String> y = new ArrayList<>(List.of(
+                "apiVersion: kubeproxy.config.k8s.io/v1alpha1",
+                "kind: KubeProxyConfiguration",
+                "mode: nftables",
+                "hostnameOverride: " + nodeName,
+                "clientConnection:",
+                "  kubeconfig: " + kubeconfig,
+                "clusterCIDR: \"" + String.join(",", clusterCidrs) + "\"",
+                "detectLocalMode: " + detectLocalMode,
+                "detectLocal:",
+                "  bridgeInterface: \"" + (detectLocalMode.equals(BRIDGE_INTERFACE) ? detectLocalName : "") + "\"",
+                "  interfaceNamePrefix: \"" + (detectLocalMode.equals(INTERFACE_NAME_PREFIX) ? detectLocalName : "") + "\"",
+                "healthzBindAddress: 127.0.0.1:" + healthzPort,
+                "metricsBindAddress: 127.0.0.1:" + metricsPort,
+                "nftables:",
+                "  masqueradeAll: " + masqueradeAll,
+                "conntrack:",
+                "  maxPerCore: 0",
+                "  min: 0",
+                "  tcpEstablishedTimeout: 0s",
+                "  tcpCloseWaitTimeout: 0s"));
+        if (nodePortAddresses.isEmpty()) {
+            y.add("nodePortAddresses: []");
+        } else {
+            y.add("nodePortAddresses:");
+            nodePortAddresses.forEach(c -> y.add("- \"" + c + "\""));
+        }
+        return String.join("\n", y) + "\n";
     }
 
     /** The setting of this node's address of {@code f} (the first InternalIP of the family), or null. */

@@ -2,6 +2,8 @@ package io.nftproxy.random;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.net.IpPrefix;
+import io.nftproxy.net.Protocol;
 import io.nftproxy.proxy.Endpoint;
 import io.nftproxy.proxy.NodeContext;
 import io.nftproxy.proxy.ProxyState;
@@ -15,13 +17,20 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The first packets worth tracing through a table rendered for a cluster: for every service port of the validated
- * state, its ClusterIP from a local pod, a remote node's pod, an off-node client and the node itself, a port of the
- * ClusterIP no service uses, a local endpoint calling its own Service (hairpin), its NodePort on every local address
- * and on loopback, its externalIPs, and its load-balancer IPs from inside and outside the source ranges and from
- * the LAN. Sources are {@link ClusterGenerator}'s address plan.
+ * The first packets worth tracing through a table rendered for a cluster, the one enumeration both differentials
+ * use (layouts against each other in process, nftproxy against kube-proxy in the kernel). For every service port
+ * of the validated state, to every address it is reachable on (its ClusterIP, its NodePort on every local address
+ * and on loopback, its externalIPs and load-balancer IPs): from a pod of this node, a pod of another node, an
+ * off-node client, a LAN neighbour and the node itself; hairpin (the first endpoints and the first local one
+ * calling their own Service); from inside each loadBalancerSourceRange and from outside them all. Then what no
+ * Service defines: the next port up and the other protocol on each ClusterIP, and an address of the service
+ * range no Service holds. Sources are the test address plan's (TestAddresses, which {@link ClusterGenerator}
+ * follows): a local pod is inside this node's pod CIDR and the cluster CIDR, so each detect-local mode sees it.
  */
 public final class ProbeFlows {
+    /** Hairpin flows per destination: the first endpoints are enough to see per-endpoint masquerade. */
+    private static final int HAIRPIN_ENDPOINTS = 2;
+
     private ProbeFlows() {}
 
     /** The flows of every service port of {@code state}, each once, in service-port order. */
@@ -36,52 +45,62 @@ public final class ProbeFlows {
         List<IpAddress> nodeIPs = node.nodeIPs(f);
         IpAddress host = nodeIPs.isEmpty() ? null : nodeIPs.get(0);
         List<IpAddress> local = new ArrayList<>(node.localAddresses().stream().filter(a -> a.family() == f).distinct().toList());
+        if (local.isEmpty()) local.addAll(nodeIPs);
         local.add(ip(v4 ? "127.0.0.1" : "::1"));
         Set<String> servicePorts = new LinkedHashSet<>();
         state.servicePorts().values().forEach(sp -> servicePorts.add(sp.clusterIP() + " " + sp.protocol() + " " + sp.port()));
 
         Set<Packet> out = new LinkedHashSet<>();
         for (ServicePort sp : state.servicePorts().values()) {
-            var proto = sp.protocol();
-            IpAddress cip = sp.clusterIP();
-            add(out, pod, cip, sp, sp.port(), Origin.POD);
-            add(out, remotePod, cip, sp, sp.port(), Origin.EXTERNAL);
-            add(out, allowed, cip, sp, sp.port(), Origin.EXTERNAL);
-            if (host != null) add(out, host, cip, sp, sp.port(), Origin.HOST);
-            int unused = sp.port() == 65535 ? 1 : sp.port() + 1;
-            if (!servicePorts.contains(cip + " " + proto + " " + unused)) add(out, pod, cip, sp, unused, Origin.POD);
-            for (Endpoint e : state.endpointsOf(sp.name())) {
-                if (e.local()) {
-                    add(out, e.ip(), cip, sp, sp.port(), Origin.POD);
-                    break;
-                }
-            }
-            if (sp.nodePort() != 0) {
-                for (IpAddress a : local) {
-                    add(out, allowed, a, sp, sp.nodePort(), Origin.EXTERNAL);
-                    add(out, pod, a, sp, sp.nodePort(), Origin.POD);
-                    if (host != null) add(out, host, a, sp, sp.nodePort(), Origin.HOST);
-                }
-            }
-            for (IpAddress ext : sp.externalIPs()) {
-                add(out, allowed, ext, sp, sp.port(), Origin.EXTERNAL);
-                add(out, pod, ext, sp, sp.port(), Origin.POD);
-                if (host != null) add(out, host, ext, sp, sp.port(), Origin.HOST);
-            }
-            for (IpAddress vip : sp.loadBalancerIPs()) {
-                add(out, allowed, vip, sp, sp.port(), Origin.EXTERNAL);
-                add(out, denied, vip, sp, sp.port(), Origin.EXTERNAL);
-                add(out, lan, vip, sp, sp.port(), Origin.EXTERNAL);
-                add(out, pod, vip, sp, sp.port(), Origin.POD);
-                if (host != null) add(out, host, vip, sp, sp.port(), Origin.HOST);
+            List<Dest> dests = new ArrayList<>();
+            if (sp.clusterIP() != null) dests.add(new Dest(sp.clusterIP(), sp.port()));
+            if (sp.nodePort() != 0) local.forEach(a -> dests.add(new Dest(a, sp.nodePort())));
+            sp.externalIPs().forEach(a -> dests.add(new Dest(a, sp.port())));
+            sp.loadBalancerIPs().forEach(a -> dests.add(new Dest(a, sp.port())));
+            List<Endpoint> endpoints = state.endpointsOf(sp.name());
+            List<IpAddress> hairpin = new ArrayList<>(endpoints.stream().limit(HAIRPIN_ENDPOINTS).map(Endpoint::ip).toList());
+            endpoints.stream().filter(Endpoint::local).findFirst().ifPresent(e -> hairpin.add(e.ip()));
+            boolean ranges = !sp.loadBalancerSourceRanges().isEmpty();
+            for (Dest d : dests) {
+                add(out, pod, d, sp, Origin.POD);
+                add(out, remotePod, d, sp, Origin.EXTERNAL);
+                add(out, allowed, d, sp, Origin.EXTERNAL);
+                add(out, lan, d, sp, Origin.EXTERNAL);
+                if (host != null) add(out, host, d, sp, Origin.HOST);
+                hairpin.forEach(e -> add(out, e, d, sp, Origin.POD));
+                for (IpPrefix range : sp.loadBalancerSourceRanges()) add(out, inside(range), d, sp, Origin.EXTERNAL);
+                if (ranges || sp.loadBalancerIPs().contains(d.ip)) add(out, denied, d, sp, Origin.EXTERNAL);
             }
         }
+        for (ServicePort sp : state.servicePorts().values()) {
+            IpAddress cip = sp.clusterIP();
+            if (cip == null) continue;
+            int unused = sp.port() == 65535 ? 1 : sp.port() + 1;
+            if (!servicePorts.contains(cip + " " + sp.protocol() + " " + unused)) {
+                out.add(new Packet(pod, cip, sp.protocol(), unused, Origin.POD));
+            }
+            Protocol other = sp.protocol() == Protocol.UDP ? Protocol.TCP : Protocol.UDP;
+            if (!servicePorts.contains(cip + " " + other + " " + sp.port())) out.add(new Packet(pod, cip, other, sp.port(), Origin.POD));
+        }
+        IpAddress unallocated = ip(v4 ? "172.30.255.254" : "fd00:172:30::f:fffe");
+        out.add(new Packet(pod, unallocated, Protocol.TCP, 80, Origin.POD));
+        out.add(new Packet(allowed, unallocated, Protocol.TCP, 80, Origin.EXTERNAL));
         return List.copyOf(out);
     }
 
-    private static void add(Set<Packet> out, IpAddress src, IpAddress dst, ServicePort sp, int port, Origin origin) {
-        out.add(new Packet(src, dst, sp.protocol(), port, origin));
+    /** An address inside {@code range}: the one after its network address (the address itself for a host range). */
+    static IpAddress inside(IpPrefix range) {
+        if (range.isHost()) return range.address();
+        byte[] b = range.address().bytes();
+        b[b.length - 1]++;
+        return IpAddress.of(b);
+    }
+
+    private static void add(Set<Packet> out, IpAddress src, Dest d, ServicePort sp, Origin origin) {
+        out.add(new Packet(src, d.ip, sp.protocol(), d.port, origin));
     }
 
     private static IpAddress ip(String s) { return IpAddress.parse(s); }
+
+    private record Dest(IpAddress ip, int port) {}
 }

@@ -14,11 +14,14 @@ import java.util.function.LongFunction;
  * that one seed only (to replay a failure). The base seed is printed before the first cluster, so any run can be
  * repeated. The first cluster the check finds problems in is shrunk ({@link ClusterShrinker}) and the run fails
  * with its seed, the minimal cluster's problems and its manifests, also written to
- * {@code target/random-clusters/NAME-seed-SEED.yaml} for {@code nftproxy render --manifests}.
+ * {@code target/random-clusters/NAME-seed-SEED.yaml} for {@code nftproxy render --manifests}. A check that is
+ * slow per cluster (one against kube-proxy in the kernel) bounds the shrinking in tries and in time.
  */
 public final class SeedRunner {
     public static final String BUDGET_PROPERTY = "nftproxy.randomClusters.seconds";
     public static final String SEED_PROPERTY = "nftproxy.randomClusters.seed";
+    /** ClusterShrinker's own bound: enough for an in-process check, whose tries cost milliseconds. */
+    static final int DEFAULT_SHRINK_TRIES = 5_000;
     static final Path REPORT_DIR = Path.of("target", "random-clusters");
 
     private SeedRunner() {}
@@ -41,6 +44,15 @@ public final class SeedRunner {
      */
     public static Result run(String name, List<Long> regressions, Duration defaultBudget, LongFunction<RandomCluster> generate,
                              Function<RandomCluster, List<String>> problems) {
+        return run(name, regressions, defaultBudget, DEFAULT_SHRINK_TRIES, null, generate, problems);
+    }
+
+    /**
+     * As above, the shrinking of a failure checking at most {@code shrinkTries} smaller clusters and starting no
+     * check after {@code shrinkBudget} (null: no time bound); the smallest failing cluster found by then is reported.
+     */
+    public static Result run(String name, List<Long> regressions, Duration defaultBudget, int shrinkTries, Duration shrinkBudget,
+                             LongFunction<RandomCluster> generate, Function<RandomCluster, List<String>> problems) {
         long t0 = System.nanoTime();
         String only = System.getProperty(SEED_PROPERTY);
         long base = only != null ? Long.parseLong(only.strip()) : System.currentTimeMillis() * 1_000 + (System.nanoTime() & 0x3ff);
@@ -51,19 +63,24 @@ public final class SeedRunner {
         long services = 0;
         if (only == null) {
             for (long seed : regressions) {
-                services += check(name, generate.apply(seed), problems);
+                services += check(name, generate.apply(seed), problems, shrinkTries, shrinkBudget);
                 clusters++;
             }
         }
         long deadline = t0 + budget.toNanos();
         for (long seed = base; ; seed++) {
-            services += check(name, generate.apply(seed), problems);
+            services += check(name, generate.apply(seed), problems, shrinkTries, shrinkBudget);
             clusters++;
             if (only != null || System.nanoTime() > deadline) break;
         }
         Result r = new Result(clusters, services, Duration.ofNanos(System.nanoTime() - t0), base);
         System.out.println(name + ": " + r);
         return r;
+    }
+
+    /** The fewest clusters a run checks: the one seed when replaying one, else the regression seeds and a new one. */
+    public static int minimumClusters(List<Long> regressions) {
+        return System.getProperty(SEED_PROPERTY) != null ? 1 : regressions.size() + 1;
     }
 
     static Duration budget(Duration defaultBudget) {
@@ -76,10 +93,15 @@ public final class SeedRunner {
         }
     }
 
-    private static int check(String name, RandomCluster c, Function<RandomCluster, List<String>> problems) {
+    private static int check(String name, RandomCluster c, Function<RandomCluster, List<String>> problems, int shrinkTries,
+                             Duration shrinkBudget) {
         List<String> found = safely(problems, c);
         if (found.isEmpty()) return c.services().size();
-        RandomCluster minimal = ClusterShrinker.shrink(c, x -> !safely(problems, x).isEmpty());
+        System.out.println(name + ": " + found.size() + " problem(s) in " + c.summary() + ", shrinking (at most "
+                + shrinkTries + " tries" + (shrinkBudget == null ? "" : ", " + shrinkBudget.toSeconds() + " s") + "); the first: " + found.get(0));
+        long end = shrinkBudget == null ? Long.MAX_VALUE : System.nanoTime() + shrinkBudget.toNanos();
+        // Past the time bound a candidate counts as passing: the shrinker then keeps what it has.
+        RandomCluster minimal = ClusterShrinker.shrink(c, x -> System.nanoTime() - end < 0 && !safely(problems, x).isEmpty(), shrinkTries);
         throw new AssertionError(report(name, c, minimal, safely(problems, minimal)));
     }
 

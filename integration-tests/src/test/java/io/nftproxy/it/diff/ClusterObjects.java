@@ -149,6 +149,11 @@ final class ClusterObjects {
                     .withIpFamilyPolicy(s.ipFamilies().size() > 1 ? "RequireDualStack" : null);
         }
         if (external) spec.withExternalTrafficPolicy(s.externalTrafficPolicy()).withHealthCheckNodePort(s.healthCheckNodePort());
+        // A LoadBalancer without node ports (ManifestYaml writes it the same way): left to the API server, it would
+        // allocate random ones, which can collide with a node port given to a Service written after it.
+        if (type.equals("LoadBalancer") && s.ports().stream().allMatch(p -> p.nodePort() == null)) {
+            spec.withAllocateLoadBalancerNodePorts(false);
+        }
         if (s.sessionAffinityTimeoutSeconds() != null) {
             spec.withNewSessionAffinityConfig().withNewClientIP().withTimeoutSeconds(s.sessionAffinityTimeoutSeconds())
                     .endClientIP().endSessionAffinityConfig();

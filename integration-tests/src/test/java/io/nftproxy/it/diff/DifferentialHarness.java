@@ -9,17 +9,23 @@ import io.nftproxy.it.api.ApiServerBinaries;
 import io.nftproxy.it.api.ApiServerProcess;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
+import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.random.FlowDifferential;
+import io.nftproxy.random.NodeSettings;
+import io.nftproxy.random.ProbeFlows;
 import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.source.ClusterOnce;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;
-import io.nftproxy.trace.Trace;
-import io.nftproxy.trace.TraceException;
+import io.nftproxy.trace.Probability;
+import org.junit.jupiter.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,6 +33,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -41,8 +48,8 @@ import java.util.stream.Stream;
  *       priorities), and as nft's JSON itself ({@link NftJsonObjects}: every key nft reports, without handles
  *       and element order, which carry no meaning);</li>
  *   <li>default layout: every {@link ProbeFlows probe flow} traced by {@link PacketTracer} through kube-proxy's
- *       table and through nftproxy's must end the same way ({@link FlowVerdict}: verdict, DNAT targets with their
- *       masquerade and affinity, and the odds of each).</li>
+ *       table and through nftproxy's must end the same way ({@link FlowDifferential}: verdict, DNAT targets with their
+ *       masquerade, affinity and delivery, and the odds of each).</li>
  * </ul>
  * The cluster is deleted again afterwards, so one harness serves any number of clusters (the feature corpus, a
  * seeded random generator's).
@@ -60,6 +67,24 @@ public final class DifferentialHarness implements AutoCloseable {
         this.api = api;
         this.admin = admin;
         this.kubeProxy = kubeProxy;
+    }
+
+    /**
+     * For a test class's {@code @BeforeAll}: the harness with the kube-proxy {@link KubeProxyBinary} finds; or the
+     * test aborted (skipped), saying why, without kube-proxy, the API server or network namespaces; or failed
+     * instead when {@value KubeProxyBinary#REQUIRED_ENV} is set (CI).
+     */
+    static DifferentialHarness startOrSkip(Class<?> test) throws Exception {
+        Optional<String> cause = Stream.of(KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause(),
+                KubeProxyBinary.unavailabilityCause()).flatMap(Optional::stream).findFirst();
+        if (cause.isPresent()) {
+            if (KubeProxyBinary.required()) Assertions.fail(KubeProxyBinary.REQUIRED_ENV + " is set, but: " + cause.get());
+            System.out.println("SKIPPED " + test.getSimpleName() + ": " + cause.get());
+            Assumptions.abort(cause.get());
+        }
+        Path kubeProxy = KubeProxyBinary.locate().orElseThrow();
+        System.out.println(test.getSimpleName() + ": differential tests against " + kubeProxy);
+        return start(kubeProxy);
     }
 
     /** A fresh etcd and kube-apiserver with dual-stack service ranges, and kube-proxy at {@code kubeProxy}. */
@@ -110,7 +135,7 @@ public final class DifferentialHarness implements AutoCloseable {
     public Differences compare(ClusterSnapshot cluster, NodeSettings node) throws Exception {
         if (cluster.node(node.nodeName()) == null) {
             throw new IllegalArgumentException("the cluster has no Node " + node.nodeName() + ": kube-proxy waits for its Node;"
-                    + " add one reporting the node's addresses " + node.hostAddresses());
+                    + " add one reporting the node's addresses " + node.hostAddresses() + " (NodeSettings.nodeObject())");
         }
         long t0 = System.nanoTime();
         ClusterObjects objects = new ClusterObjects(admin);
@@ -136,7 +161,7 @@ public final class DifferentialHarness implements AutoCloseable {
                     control += tables(f, upstream.get(f), defaultLayout.get(f), new int[3]).size();
                     flowDiffs.addAll(flows(f, stored, node, upstream.get(f), defaultLayout.get(f), counts));
                 }
-                return new Differences(node.toString(), stored.services().size(), tableDiffs, flowDiffs, counts[0], counts[1],
+                return new Differences(node.summary(), stored.services().size(), tableDiffs, flowDiffs, counts[0], counts[1],
                         counts[2], control, (System.nanoTime() - t0) / 1_000_000);
             } finally {
                 for (ProxyUnderTest p : started) p.close();
@@ -186,26 +211,15 @@ public final class DifferentialHarness implements AutoCloseable {
                                       int[] counts) {
         Parsed t = Parsed.of(f, kubeProxy, nftproxy);
         if (t.problem() != null) return t.problem();
+        // The tracer takes the node's own addresses and loopback as local, as the kernel's fib does.
         List<IpAddress> local = Stream.concat(node.hostAddresses().stream(), Stream.of("127.0.0.1", "::1")).map(IpAddress::parse).toList();
-        NodeContext ctx = NodeContext.minimal(node.nodeName()).withLocalAddresses(local);
-        List<String> out = new ArrayList<>();
-        for (Packet p : ProbeFlows.of(cluster, f, node)) {
-            counts[1]++;
-            String want = verdict(t.theirs(), ctx, p);
-            if (want.startsWith("DNAT")) counts[2]++;
-            String have = verdict(t.ours(), ctx, p);
-            if (!want.equals(have)) out.add(p + "\n  kube-proxy: " + want + "\n  nftproxy:   " + have);
-        }
-        return out;
-    }
-
-    private static String verdict(TableContent table, NodeContext ctx, Packet p) {
-        try {
-            Trace t = PacketTracer.trace(table, ctx, p);
-            return FlowVerdict.of(t);
-        } catch (TraceException e) {
-            return "untraceable: " + e.getMessage();
-        }
+        NodeContext ctx = node.context().withLocalAddresses(local);
+        List<Packet> packets = ProbeFlows.of(ProxyStateBuilder.build(cluster, f, node.nodeName()), ctx);
+        List<Map<String, Probability>> expected = FlowDifferential.behaviours(t.theirs(), ctx, packets);
+        counts[1] += packets.size();
+        counts[2] += (int) expected.stream().filter(FlowDifferential::dnats).count();
+        return FlowDifferential.compare(expected, t.theirs(), t.ours(), ctx, packets).stream()
+                .map(d -> d.packet() + ": kube-proxy's table vs nftproxy's: " + d.what()).toList();
     }
 
     @Override public void close() throws Exception {

@@ -1,19 +1,13 @@
 package io.nftproxy.it.diff;
 
-import io.nftproxy.it.api.ApiServerBinaries;
-import io.nftproxy.netlink.KernelNamespace;
+import io.nftproxy.random.NodeSettings;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
-import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * nftproxy against upstream kube-proxy v1.36.3 on the {@link FeatureCorpus}, through the {@link DifferentialHarness}:
@@ -30,16 +24,7 @@ class KubeProxyDifferentialTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Optional<String> cause = Stream.of(KernelNamespace.unavailabilityCause(), ApiServerBinaries.unavailabilityCause(),
-                KubeProxyBinary.unavailabilityCause()).flatMap(Optional::stream).findFirst();
-        if (cause.isPresent()) {
-            if (KubeProxyBinary.required()) fail(KubeProxyBinary.REQUIRED_ENV + " is set, but: " + cause.get());
-            System.out.println("SKIPPED " + KubeProxyDifferentialTest.class.getSimpleName() + ": " + cause.get());
-            Assumptions.abort(cause.get());
-        }
-        Path kubeProxy = KubeProxyBinary.locate().orElseThrow();
-        System.out.println("differential tests against " + kubeProxy);
-        harness = DifferentialHarness.start(kubeProxy);
+        harness = DifferentialHarness.startOrSkip(KubeProxyDifferentialTest.class);
     }
 
     @AfterAll
@@ -54,19 +39,19 @@ class KubeProxyDifferentialTest {
 
     @Test
     void nodeCidrDetectionWithMasqueradeAll() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("NodeCIDR", "", "").masqueradeAll(true));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.NODE_CIDR, "").withMasqueradeAll(true));
     }
 
     @Test
     void bridgeInterfaceDetectionWithIpv4NodePortAddresses() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("BridgeInterface", "cbr0", "")
-                .nodePortAddresses(List.of("192.168.10.0/24")));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.BRIDGE_INTERFACE, "cbr0")
+                .withNodePortAddresses(List.of("192.168.10.0/24"), List.of()));
     }
 
     @Test
     void interfaceNamePrefixDetectionWithNodeAddressesOnly() throws Exception {
-        check(FeatureCorpus.features(), NodeSettings.dualStackNode().detectLocal("InterfaceNamePrefix", "", "veth")
-                .nodePortAddresses(List.of("192.168.10.20/32", "fd00:192:168:10::20/128")));
+        check(FeatureCorpus.features(), NodeSettings.dualStackNode().withDetectLocal(NodeSettings.INTERFACE_NAME_PREFIX, "veth")
+                .withNodePortAddresses(List.of("192.168.10.20/32", "fd00:192:168:10::20/128"), List.of()));
     }
 
     private static void check(io.nftproxy.cluster.ClusterSnapshot cluster, NodeSettings node) throws Exception {

@@ -7,6 +7,7 @@ import io.nftproxy.it.daemon.DaemonProcess;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.netlink.KernelNamespace;
 import io.nftproxy.netlink.NetnsThread;
+import io.nftproxy.random.NodeSettings;
 
 import java.io.File;
 import java.io.IOException;
@@ -91,7 +92,7 @@ final class ProxyUnderTest implements AutoCloseable {
             // A veth pair with both ends in the namespace: an interface to hold the node's addresses (this kernel
             // has no dummy interfaces), linked to nothing outside.
             ns.ip("link", "add", "eth0", "type", "veth", "peer", "name", "eth1");
-            for (String a : node.addresses()) ns.ip("addr", "add", a, "dev", "eth0", "nodad");
+            for (String a : node.interfaceAddresses()) ns.ip("addr", "add", a, "dev", "eth0", "nodad");
             ns.ip("link", "set", "eth0", "up");
             ns.ip("link", "set", "eth1", "up");
             in = NetnsThread.start(ns.handle());
