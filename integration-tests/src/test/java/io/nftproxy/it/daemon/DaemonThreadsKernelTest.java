@@ -64,8 +64,10 @@ class DaemonThreadsKernelTest {
         }
     }
 
+    /** The servers bind as the first sync's follow-up, just after "first sync done" is logged: a refusal is retried. */
     private static String httpCode(KernelNamespace ns, String url) throws IOException {
-        return ns.exec(Duration.ofSeconds(10), null, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "3", url)
+        return ns.exec(Duration.ofSeconds(20), null, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "3",
+                        "--retry", "4", "--retry-connrefused", url)
                 .stdout().strip();
     }
 
