@@ -10,7 +10,7 @@ import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Verdict;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.List;
 

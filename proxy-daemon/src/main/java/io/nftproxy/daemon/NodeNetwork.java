@@ -12,7 +12,7 @@ import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.AddressMonitor;
 import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
 
 import java.util.List;
 import java.util.Objects;

@@ -13,7 +13,7 @@ import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.sync.GenerationTracker;

@@ -7,7 +7,7 @@ import io.nftproxy.health.ServiceHealth;
 import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -11,7 +11,7 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.UnrecognisedRuleException;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.readback.KernelTableParser;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.source.ClusterOnce;
