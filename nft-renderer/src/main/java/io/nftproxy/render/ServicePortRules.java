@@ -185,7 +185,7 @@ final class ServicePortRules {
             rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(clusterChain))), null));
             return;
         }
-        node.podTraffic(svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
+        PodTrafficMatch.of(node, svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
                 List.of(decide(new Verdict.Goto(clusterChain))), "short-circuit pod traffic")));
         rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)),
                 "masquerade local traffic"));
