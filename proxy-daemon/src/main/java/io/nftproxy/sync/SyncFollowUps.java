@@ -61,7 +61,10 @@ final class SyncFollowUps {
         boolean serversDone = true;
         try {
             // The servers' sockets must belong to the node's network: created on a thread that is in it.
-            network.runIn(() -> healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses));
+            network.call(() -> {
+                healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses);
+                return null;
+            });
         } catch (Exception e) {
             LOG.warn("health-check NodePort servers not updated error={}; retried after the next sync", e.toString());
             serversDone = false;
