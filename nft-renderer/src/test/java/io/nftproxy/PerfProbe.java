@@ -22,7 +22,7 @@ public class PerfProbe {
         ClusterSnapshot snap = c.snapshot();
         for (int iter = 0; iter < 3; iter++) {
             long p0 = System.nanoTime();
-            io.nftproxy.proxy.ProxyState st = io.nftproxy.proxy.ProxyStateBuilder.build(snap, IpFamily.IPV4, "node-a");
+            io.nftproxy.service.ProxyState st = io.nftproxy.service.ProxyStateBuilder.build(snap, IpFamily.IPV4, "node-a");
             long p1 = System.nanoTime();
             Renderer.upstream().render(st, TestClusters.node());
             long p2 = System.nanoTime();

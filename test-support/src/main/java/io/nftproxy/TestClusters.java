@@ -8,7 +8,7 @@ import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.ArrayList;
 import java.util.HashMap;

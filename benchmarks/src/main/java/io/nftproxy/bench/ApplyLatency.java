@@ -7,11 +7,11 @@ import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.render.TableModel;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
+import io.nftproxy.sync.TableModel;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 

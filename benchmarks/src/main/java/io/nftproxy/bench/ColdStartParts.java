@@ -6,10 +6,10 @@ import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
-import io.nftproxy.render.TableModel;
+import io.nftproxy.sync.TableModel;
 
 import java.util.ArrayList;
 import java.util.Arrays;

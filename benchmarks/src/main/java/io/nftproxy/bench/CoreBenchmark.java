@@ -5,9 +5,9 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.render.TableModel;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
+import io.nftproxy.sync.TableModel;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -72,7 +72,7 @@ public class CoreBenchmark {
     @Benchmark
     public Differ.Diff incrementalMoveEndpoint() {
         ServicePort sp = BenchCluster.service(next++ % services);
-        List<io.nftproxy.proxy.Endpoint> eps = cluster.endpoints(10);
+        List<io.nftproxy.service.Endpoint> eps = cluster.endpoints(10);
         return incremental.update(List.of(new TableModel.Change(sp.name(), sp, eps)));
     }
 }

@@ -3,8 +3,8 @@ package io.nftproxy.bench;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.render.TableModel;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.sync.TableModel;
 import io.nftproxy.render.Renderer;
 
 import java.io.IOException;

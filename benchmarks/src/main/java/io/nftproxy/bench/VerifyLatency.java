@@ -10,7 +10,7 @@ import io.nftproxy.nft.Transaction;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
-import io.nftproxy.render.TableModel;
+import io.nftproxy.sync.TableModel;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 
 import java.util.Objects;
 

@@ -2,8 +2,8 @@ package io.nftproxy.conntrack;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
 
 import java.util.HashMap;
 import java.util.Map;

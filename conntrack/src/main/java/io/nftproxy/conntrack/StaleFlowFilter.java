@@ -1,11 +1,11 @@
 package io.nftproxy.conntrack;
 
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
 
 import java.util.Collections;
 import java.util.HashMap;

@@ -5,8 +5,8 @@ import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ProxyStateBuilder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 

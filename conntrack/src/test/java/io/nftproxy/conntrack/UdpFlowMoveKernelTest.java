@@ -10,7 +10,7 @@ import io.nftproxy.netlink.nft.LibNftablesClient;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyStateBuilder;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package io.nftproxy.demo;
 
 import io.nftproxy.render.ChainNames;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 
 import java.util.List;
 

@@ -2,10 +2,10 @@ package io.nftproxy.render;
 
 import io.nftproxy.nft.Chain;
 
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

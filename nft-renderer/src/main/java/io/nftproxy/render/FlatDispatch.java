@@ -11,8 +11,8 @@ import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.Endpoint;
+import io.nftproxy.service.ServicePort;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -4,16 +4,16 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Value;
-import io.nftproxy.proxy.Diagnostic;
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Diagnostic;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ProxyStateBuilder;
-import io.nftproxy.proxy.ServiceClaims;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ProxyStateBuilder;
+import io.nftproxy.service.ServiceClaims;
+import io.nftproxy.service.ServicePort;
 
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -82,7 +82,7 @@ public final class Renderer {
     }
 
     /** The skeleton, the fragments in service-port order, then the node's own elements, which upstream adds last. */
-    Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, Iterable<ServicePortFragment> fragments) {
+    public Table table(IpFamily family, NodeContext node, List<IpPrefix> serviceCidrs, Iterable<ServicePortFragment> fragments) {
         TableContent.Builder t = skeleton(family, node, serviceCidrs);
         int noLocalInternal = 0, noLocalExternal = 0;
         for (ServicePortFragment f : fragments) {

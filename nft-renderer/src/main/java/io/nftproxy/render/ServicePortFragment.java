@@ -5,7 +5,7 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.NftSet;
 import io.nftproxy.nft.Rule;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 
 import java.util.Collections;
 import java.util.List;

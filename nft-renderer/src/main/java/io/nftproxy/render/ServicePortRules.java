@@ -10,13 +10,13 @@ import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Value;
 import io.nftproxy.nft.Verdict;
-import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.EndpointSelector;
+import io.nftproxy.service.Endpoint;
+import io.nftproxy.service.EndpointSelector;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ServicePort;
+import io.nftproxy.service.ServicePortName;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -185,7 +185,7 @@ final class ServicePortRules {
             rules.add(rule(chain, List.of(), List.of(decide(new Verdict.Goto(clusterChain))), null));
             return;
         }
-        node.podTraffic(svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
+        PodTrafficMatch.of(node, svc.family(), false).ifPresent(pod -> rules.add(rule(chain, List.of(pod),
                 List.of(decide(new Verdict.Goto(clusterChain))), "short-circuit pod traffic")));
         rules.add(rule(chain, List.of(new Match.FibLocal(Field.SADDR)), List.of(new Statement.MarkOr(mark)),
                 "masquerade local traffic"));

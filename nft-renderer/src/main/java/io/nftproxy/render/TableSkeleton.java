@@ -10,7 +10,7 @@ import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.Verdict;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.List;
 
@@ -127,7 +127,7 @@ final class TableSkeleton {
     private static void servicesChain(TableContent.Builder t, IpFamily family, NodeContext node, boolean matchAll, int mark,
                                       TableLayout layout) {
         Match toClusterIP = new Match.SetLookup(List.of(Field.DADDR), CLUSTER_IPS, false);
-        java.util.Optional<Match> notPod = node.podTraffic(family, true);
+        java.util.Optional<Match> notPod = PodTrafficMatch.of(node, family, true);
         if (node.masqueradeAll()) {
             t.rule(rule(SERVICES, List.of(toClusterIP), List.of(new Statement.MarkOr(mark)), "masquerade all clusterIP traffic"));
         } else if (notPod.isPresent()) {

@@ -14,8 +14,8 @@ import io.nftproxy.nft.Verdict;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ServicePortName;
 import io.nftproxy.render.ChainNames;
 
 import java.util.ArrayDeque;

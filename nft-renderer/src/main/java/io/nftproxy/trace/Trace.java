@@ -57,7 +57,7 @@ public final class Trace {
     public Outcome outcome() { return outcome; }
 
     /** The steps every branch shares, from the first hook up to the first random pick. */
-    public List<Step> commonSteps() { return branches.get(0).steps().subList(0, commonPrefix()); }
+    List<Step> commonSteps() { return branches.get(0).steps().subList(0, commonPrefix()); }
 
     /** Every step of every branch, in branch order (shared steps repeated): for searching. */
     public List<Step> allSteps() { return branches.stream().flatMap(b -> b.steps().stream()).toList(); }

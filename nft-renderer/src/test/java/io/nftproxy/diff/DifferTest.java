@@ -67,7 +67,7 @@ class DifferTest {
         InMemoryTables kernel = new InMemoryTables();
         kernel.apply(Differ.diff(null, before).transaction());
         Differ.Diff d = Differ.diff(before, after);
-        assertEquals(List.of(io.nftproxy.render.ChainNames.service(new io.nftproxy.proxy.ServicePortName("a", "b", "p", io.nftproxy.net.Protocol.TCP))), d.staleChains());
+        assertEquals(List.of(io.nftproxy.render.ChainNames.service(new io.nftproxy.service.ServicePortName("a", "b", "p", io.nftproxy.net.Protocol.TCP))), d.staleChains());
         kernel.apply(d.transaction());
         TableContent committed = Differ.committed(after, d.staleChains());
         assertEquals(committed, kernel.dump(IpFamily.IPV4));

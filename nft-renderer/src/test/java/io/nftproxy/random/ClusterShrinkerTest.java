@@ -2,7 +2,7 @@ package io.nftproxy.random;
 
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.Test;

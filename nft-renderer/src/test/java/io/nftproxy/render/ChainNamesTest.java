@@ -2,9 +2,9 @@ package io.nftproxy.render;
 
 import io.nftproxy.nft.NftSyntax;
 
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;

@@ -10,7 +10,7 @@ import io.nftproxy.nft.NftSyntax;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Verb;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;

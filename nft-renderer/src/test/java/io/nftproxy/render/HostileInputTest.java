@@ -3,7 +3,7 @@ package io.nftproxy.render;
 import io.nftproxy.TestClusters;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.service.Diagnostic;
 import io.nftproxy.net.IpFamily;
 import org.junit.jupiter.api.Test;
 

@@ -1,7 +1,7 @@
 package io.nftproxy.trace;
 
 import io.nftproxy.cluster.ClusterSnapshot;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.render.Renderer;
 import org.junit.jupiter.params.ParameterizedTest;

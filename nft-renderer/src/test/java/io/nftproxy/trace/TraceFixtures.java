@@ -3,7 +3,7 @@ package io.nftproxy.trace;
 import io.nftproxy.TestAddresses;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.List;
 

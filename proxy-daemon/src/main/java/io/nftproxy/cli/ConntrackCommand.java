@@ -8,7 +8,7 @@ import io.nftproxy.conntrack.ServiceFlow;
 import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.rt.NetlinkException;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.ServicePortName;
 import io.nftproxy.render.Renderer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

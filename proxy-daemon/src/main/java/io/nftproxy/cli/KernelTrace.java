@@ -8,7 +8,7 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.readback.TableComparison;
 import io.nftproxy.nft.UnrecognisedRuleException;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.trace.Outcome;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;

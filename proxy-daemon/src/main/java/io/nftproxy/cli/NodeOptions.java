@@ -1,11 +1,11 @@
 package io.nftproxy.cli;
 
 import io.nftproxy.cluster.NodeObject;
-import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.service.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.config.ConfigException;
 import io.nftproxy.config.LocalDetection;
 import io.nftproxy.config.NodePortAddresses;

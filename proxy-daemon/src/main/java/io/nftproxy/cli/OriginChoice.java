@@ -2,7 +2,7 @@ package io.nftproxy.cli;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.trace.Origin;
 
 import java.util.Locale;

@@ -2,9 +2,9 @@ package io.nftproxy.cli;
 
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
 import io.nftproxy.render.Renderer;
 
 import java.util.ArrayList;

@@ -4,7 +4,7 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.Protocol;
 import io.nftproxy.netlink.NetworkNamespace;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;

@@ -6,7 +6,7 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.netlink.nft.NftClients;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 

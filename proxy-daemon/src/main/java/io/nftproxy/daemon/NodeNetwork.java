@@ -12,7 +12,8 @@ import io.nftproxy.netlink.rt.AddressDump;
 import io.nftproxy.netlink.rt.AddressMonitor;
 import io.nftproxy.netlink.rt.InterfaceAddress;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.sync.SyncEngine;
 
 import java.util.List;
 import java.util.Objects;
@@ -20,28 +21,19 @@ import java.util.concurrent.Callable;
 import java.util.function.Consumer;
 
 /**
- * The node's network as the daemon uses it, apart from nftables: its addresses and their changes, the nftables
- * monitor, conntrack, and where sockets are created. The daemon's own namespace in production; a named network
+ * The node's network as the daemon uses it, apart from nftables: what a sync needs of it ({@link SyncEngine.NodeAccess}:
+ * addresses, conntrack, where sockets are created), and the lock and the monitors of addresses and tables. The daemon's own namespace in production; a named network
  * namespace in kernel tests (every call then runs on a thread that joined it); anything a unit test likes.
  */
-public interface NodeNetwork extends AutoCloseable {
+public interface NodeNetwork extends SyncEngine.NodeAccess, AutoCloseable {
     /** Makes this process the only nftproxy writing this network's tables; a second one fails here, naming the first. */
     AutoCloseable lock() throws Exception;
-
-    /** The addresses configured on the node's interfaces. */
-    List<IpAddress> interfaceAddresses() throws Exception;
 
     /** Reports every change anyone else makes to our tables, and records every commit in the network in {@code ledger}. */
     AutoCloseable monitorTables(OwnProcesses own, CommitLedger ledger, TableChangeListener listener) throws Exception;
 
     /** Calls {@code onChange} when an interface address is added or removed. */
     AutoCloseable monitorAddresses(Runnable onChange, Consumer<Exception> onFailure) throws Exception;
-
-    /** Deletes the conntrack entries of UDP flows whose endpoint is gone. */
-    CleanupReport cleanConntrack(ProxyState v4, ProxyState v6) throws Exception;
-
-    /** Runs {@code task} where the sockets it creates belong to this network (the health-check NodePort servers). */
-    <T> T call(Callable<T> task) throws Exception;
 
     /** One line for logs. */
     String describe();

@@ -2,18 +2,15 @@ package io.nftproxy.daemon;
 
 import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.config.ProxyConfig;
-import io.nftproxy.conntrack.CleanupReport;
 import io.nftproxy.health.HealthCheckNodePorts;
 import io.nftproxy.health.ProxyHealth;
 import io.nftproxy.http.HttpServer;
 import io.nftproxy.metrics.ProxyMetrics;
-import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.netlink.monitor.CommitLedger;
 import io.nftproxy.netlink.monitor.OwnProcesses;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.proxy.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.source.KubernetesSource;
 import io.nftproxy.sync.GenerationTracker;
@@ -93,29 +90,12 @@ public final class ProxyDaemon implements AutoCloseable {
         LazyGeneration generation = new LazyGeneration(options.network());
         this.engine = new SyncEngine(c, options.nodeObjectOptional(), client,
                 watched -> new GenerationTracker(watched, generation::current, ledger), store, health, metrics,
-                healthCheckNodePorts, nodeAccess(options.network()), clock);
+                healthCheckNodePorts, options.network(), clock);
         FirstSyncProgress progress = new FirstSyncProgress(notify::status, System::nanoTime);
         engine.progress(progress);
         this.gate = new StartGate(store, notify, progress);
         closeables.add(options.network()); // closed last: everything after it may still call into the network
         closeables.add(generation);
-    }
-
-    private static SyncEngine.NodeAccess nodeAccess(NodeNetwork network) {
-        return new SyncEngine.NodeAccess() {
-            @Override public List<IpAddress> interfaceAddresses() throws Exception { return network.interfaceAddresses(); }
-
-            @Override public void runIn(SyncEngine.Task task) throws Exception {
-                network.call(() -> {
-                    task.run();
-                    return null;
-                });
-            }
-
-            @Override public CleanupReport cleanConntrack(ProxyState v4, ProxyState v6) throws Exception {
-                return network.cleanConntrack(v4, v6);
-            }
-        };
     }
 
     public ClusterStore store() { return store; }

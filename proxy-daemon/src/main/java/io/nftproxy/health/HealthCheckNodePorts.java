@@ -85,7 +85,7 @@ public final class HealthCheckNodePorts implements AutoCloseable {
         return h.respond(proxyHealthy.getAsBoolean());
     }
 
-    public synchronized List<Integer> openPorts() { return List.copyOf(servers.keySet()); }
+    synchronized List<Integer> openPorts() { return List.copyOf(servers.keySet()); }
 
     @Override public synchronized void close() {
         servers.values().forEach(l -> l.forEach(HttpServer::close));

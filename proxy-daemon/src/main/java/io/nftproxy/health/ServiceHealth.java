@@ -1,10 +1,10 @@
 package io.nftproxy.health;
 
 import io.nftproxy.http.Response;
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpAddress;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
 
 import java.util.HashSet;
 import java.util.Map;

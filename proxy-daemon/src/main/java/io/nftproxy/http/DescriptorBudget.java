@@ -47,5 +47,5 @@ public final class DescriptorBudget {
 
     public int total() { return total; }
 
-    public int taken() { return taken.get(); }
+    int taken() { return taken.get(); }
 }

@@ -3,12 +3,12 @@ package io.nftproxy.node;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.config.LocalDetection;
 import io.nftproxy.config.ProxyConfig;
-import io.nftproxy.proxy.LocalTraffic;
-import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.service.LocalTraffic;
+import io.nftproxy.service.Diagnostic;
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.ArrayList;
 import java.util.List;

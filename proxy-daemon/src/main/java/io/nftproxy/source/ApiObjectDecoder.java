@@ -12,7 +12,7 @@ import java.util.Set;
 
 /**
  * Maps API-format objects onto the raw {@code io.nftproxy.cluster} records, field for field. It checks types
- * only; values (addresses, names, ports) stay unvalidated for {@link io.nftproxy.proxy.ProxyStateBuilder}. Where
+ * only; values (addresses, names, ports) stay unvalidated for {@link io.nftproxy.service.ProxyStateBuilder}. Where
  * the API server would default a field that changes meaning when absent, the default is applied here, so a
  * hand-written manifest means what {@code kubectl apply} of it would.
  */

@@ -6,7 +6,7 @@ import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyStateBuilder;
 
 import java.time.Instant;
 import java.time.format.DateTimeParseException;

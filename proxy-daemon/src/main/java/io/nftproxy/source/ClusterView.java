@@ -4,7 +4,7 @@ import io.nftproxy.cluster.ClusterSnapshot;
 import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyStateBuilder;
 
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -6,7 +6,7 @@ import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceCidrObject;
 import io.nftproxy.cluster.ServiceObject;
 import io.nftproxy.http.HttpServer;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyStateBuilder;
 import io.nftproxy.source.api.ApiReachability;
 import io.nftproxy.source.api.ApiServer;
 import io.nftproxy.source.api.ListWatch;

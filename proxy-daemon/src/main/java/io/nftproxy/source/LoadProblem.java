@@ -27,7 +27,7 @@ public record LoadProblem(Path file, int documentIndex, String kind, String obje
     }
 
     /**
-     * One line in the same key=value shape as {@link io.nftproxy.proxy.Diagnostic}, for operators to grep; the
+     * One line in the same key=value shape as {@link io.nftproxy.service.Diagnostic}, for operators to grep; the
      * document counted from 1, as an operator counts the {@code ---} sections of a file ("-": the whole file).
      */
     public String describe(String verb) {

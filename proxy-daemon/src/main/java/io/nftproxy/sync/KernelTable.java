@@ -90,7 +90,7 @@ public final class KernelTable {
     public void progress(ApplyProgress p) { progress = Objects.requireNonNull(p); }
 
     /** Transactions (main or stale-chain) and kernel reads that failed, since this was made. */
-    public long failedTransactions() { return failedTransactions; }
+    long failedTransactions() { return failedTransactions; }
 
     /** Of {@link #failedTransactions}, the stale-chain deletes. */
     public long failedStaleDeletes() { return failedStaleDeletes; }

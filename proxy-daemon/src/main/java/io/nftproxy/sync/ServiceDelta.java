@@ -1,7 +1,7 @@
 package io.nftproxy.sync;
 
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.ProxyState;
 
 import java.util.Map;
 

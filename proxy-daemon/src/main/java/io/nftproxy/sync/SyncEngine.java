@@ -16,9 +16,9 @@ import io.nftproxy.netlink.monitor.TableChangeListener;
 import io.nftproxy.netlink.nft.NftClient;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.node.NodeResolver;
-import io.nftproxy.proxy.Diagnostic;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
+import io.nftproxy.service.Diagnostic;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
 import io.nftproxy.source.ClusterStore;
 import io.nftproxy.source.ServiceChanges;
 import org.slf4j.Logger;
@@ -31,6 +31,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -56,15 +57,10 @@ public final class SyncEngine {
         List<IpAddress> interfaceAddresses() throws Exception;
 
         /** Runs {@code task} on a thread in the node's network: sockets it makes belong there. */
-        void runIn(Task task) throws Exception;
+        <T> T call(Callable<T> task) throws Exception;
 
         /** Deletes the stale UDP conntrack entries of the node's network. */
         CleanupReport cleanConntrack(ProxyState v4, ProxyState v6) throws Exception;
-    }
-
-    @FunctionalInterface
-    public interface Task {
-        void run() throws Exception;
     }
 
     /** The daemon's lifecycle as a sync sees it: the start gate and the first sync. */

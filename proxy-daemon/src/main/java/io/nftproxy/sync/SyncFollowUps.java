@@ -7,7 +7,7 @@ import io.nftproxy.health.ServiceHealth;
 import io.nftproxy.metrics.ProxyMetrics;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,7 +61,10 @@ final class SyncFollowUps {
         boolean serversDone = true;
         try {
             // The servers' sockets must belong to the node's network: created on a thread that is in it.
-            network.runIn(() -> healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses));
+            network.call(() -> {
+                healthCheckNodePorts.sync(Map.copyOf(healthChecks), addresses);
+                return null;
+            });
         } catch (Exception e) {
             LOG.warn("health-check NodePort servers not updated error={}; retried after the next sync", e.toString());
             serversDone = false;

@@ -3,7 +3,7 @@ package io.nftproxy.sync;
 import io.nftproxy.source.ServiceChanges;
 
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.time.Duration;
 import java.time.Instant;

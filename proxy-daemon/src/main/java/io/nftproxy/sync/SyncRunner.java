@@ -133,7 +133,7 @@ public final class SyncRunner {
     }
 
     /** How many runs in a row have failed; 0 after a success. */
-    public synchronized int consecutiveFailures() { return failures; }
+    synchronized int consecutiveFailures() { return failures; }
 
     /**
      * No run starts after this call. A run in progress may finish within {@code grace}; after that it is

@@ -13,7 +13,7 @@ import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Statement;
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Value;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;

@@ -68,6 +68,23 @@ class ProxyMetricsTest {
         assertLine("kubeproxy_sync_proxy_rules_endpoint_changes_pending 1.0");
     }
 
+    /** The last-sync and last-queued timestamps are the injected clock's, so a test's clock decides them. */
+    @Test
+    void timestampsReadTheInjectedClock() {
+        java.time.Clock clock = java.time.Clock.fixed(java.time.Instant.ofEpochSecond(1_700_000_000L), java.time.ZoneOffset.UTC);
+        ProxyMetrics m = new ProxyMetrics(new PrometheusRegistry(), false, clock);
+        m.queued(IpFamily.IPV4);
+        m.sync(IpFamily.IPV6, false, Duration.ofMillis(5), 3);
+        String s = m.scrape().body();
+        assertEquals(1.7e9, value(s, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds{ip_family=\"IPv4\"}"), s);
+        assertEquals(1.7e9, value(s, "kubeproxy_sync_proxy_rules_last_timestamp_seconds{ip_family=\"IPv6\"}"), s);
+    }
+
+    private static double value(String scrape, String series) {
+        return scrape.lines().filter(l -> l.startsWith(series + " ")).mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1)))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + series + " in\n" + scrape));
+    }
+
     @Test
     void buildInfoNamesVersionCommitAndDate() {
         BuildInfo b = BuildInfo.current();

@@ -2,12 +2,12 @@ package io.nftproxy.node;
 
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
-import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.service.Diagnostic;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.config.LocalDetection;
 import io.nftproxy.config.ProxyConfig;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.LocalTraffic;
+import io.nftproxy.service.LocalTraffic;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;

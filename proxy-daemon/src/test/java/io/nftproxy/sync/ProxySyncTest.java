@@ -8,11 +8,11 @@ import io.nftproxy.netlink.nft.FakeNftClient;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
-import io.nftproxy.proxy.Diagnostic;
+import io.nftproxy.service.Diagnostic;
 import io.nftproxy.source.ClusterStore;
 import org.junit.jupiter.api.Test;
 

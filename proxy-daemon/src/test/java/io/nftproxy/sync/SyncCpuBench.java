@@ -10,7 +10,7 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Transaction;
 import io.nftproxy.nft.Capabilities;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.source.ClusterStore;
 import org.junit.jupiter.api.Test;

@@ -5,7 +5,7 @@ import io.nftproxy.source.ServiceChanges;
 import io.nftproxy.TestClusters;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -110,7 +110,7 @@ public final class SdNotify {
      * required by {@code Type=notify-reload} (systemd 253) to tie the message to this reload; HotSpot's
      * {@code System.nanoTime()} reads CLOCK_MONOTONIC on Linux, the clock systemd expects.
      */
-    public boolean reloading() {
+    boolean reloading() {
         return send("RELOADING=1\nMONOTONIC_USEC=" + System.nanoTime() / 1_000);
     }
 

@@ -107,22 +107,22 @@ public final class Watchdog implements AutoCloseable {
     }
 
     /** Whether a ping timer runs (systemd asked for a watchdog and {@link #close()} has not been called). */
-    public boolean isRunning() {
+    boolean isRunning() {
         return timer != null && !timer.isShutdown();
     }
 
     /** Time between pings: half of systemd's interval; empty when the watchdog is not in use. */
-    public Optional<Duration> period() {
+    Optional<Duration> period() {
         return period;
     }
 
     /** Pings sent so far (sent datagrams, not withheld or failed ticks): for metrics and tests. */
-    public long pingsSent() {
+    long pingsSent() {
         return pings.get();
     }
 
     /** Whether the last tick withheld its ping because the liveness check failed. */
-    public boolean isWithholding() {
+    boolean isWithholding() {
         return withholding.get();
     }
 

@@ -1,7 +1,7 @@
 package io.nftproxy.random;
 
 import io.nftproxy.nft.TableContent;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.trace.Outcome;
 import io.nftproxy.trace.Packet;
 import io.nftproxy.trace.PacketTracer;

@@ -6,8 +6,8 @@ import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.LocalTraffic;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.LocalTraffic;
+import io.nftproxy.service.NodeContext;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

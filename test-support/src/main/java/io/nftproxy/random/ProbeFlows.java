@@ -4,10 +4,10 @@ import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 import io.nftproxy.net.Protocol;
-import io.nftproxy.proxy.Endpoint;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
+import io.nftproxy.service.Endpoint;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
 import io.nftproxy.trace.Origin;
 import io.nftproxy.trace.Packet;
 

@@ -6,7 +6,7 @@ import io.nftproxy.cluster.EndpointSliceObject;
 import io.nftproxy.cluster.NodeObject;
 import io.nftproxy.cluster.ObjectMeta;
 import io.nftproxy.cluster.ServiceObject;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.ProxyStateBuilder;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.nftproxy.demo.EchoServer;
 import io.nftproxy.netlink.KernelTests;
 import io.nftproxy.demo.Probe;
 import io.nftproxy.demo.Topology;
-import io.nftproxy.proxy.LocalTraffic;
+import io.nftproxy.service.LocalTraffic;
 import io.nftproxy.render.Renderer;
 import io.nftproxy.render.TableLayout;
 import org.junit.jupiter.api.AfterAll;

@@ -3,7 +3,7 @@ package io.nftproxy.it.net;
 import io.nftproxy.demo.Topology;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 
 import java.util.List;
 
@@ -46,7 +46,7 @@ public final class TestNetworks {
     public static NodeContext nodeContext() { return nodeContext(null); }
 
     /** As {@link #nodeContext()}, pod traffic recognised by {@code detector} (null: the cluster CIDRs). */
-    public static NodeContext nodeContext(io.nftproxy.proxy.LocalTraffic detector) {
+    public static NodeContext nodeContext(io.nftproxy.service.LocalTraffic detector) {
         return new NodeContext(NODE, ZONE,
                 List.of(IpAddress.parse(NODE_IP), IpAddress.parse(NODE_IP6)),
                 List.of(IpPrefix.parse(CLUSTER_CIDR), IpPrefix.parse(CLUSTER_CIDR6)),

@@ -28,7 +28,7 @@ public enum NftMessage {
     NftMessage(int code) { this.code = code; }
 
     /** The {@code nlmsg_type} on the wire. */
-    public int wireType() { return NFNL_SUBSYS_NFTABLES << 8 | code; }
+    int wireType() { return NFNL_SUBSYS_NFTABLES << 8 | code; }
 
     /**
      * The message for a wire type, or null for other subsystems and for types that never arrive as notifications

@@ -94,7 +94,7 @@ public final class NftablesMonitor implements AutoCloseable {
         public Builder ownPids(IntPredicate own) { this.ownPids = own; return this; }
 
         /** Also deliver our own transactions, as {@link TableChange.Origin#OWN}; default false. */
-        public Builder reportOwnChanges(boolean report) { this.reportOwn = report; return this; }
+        Builder reportOwnChanges(boolean report) { this.reportOwn = report; return this; }
 
         /** Any receive buffer, the kernel's minimum included: a test's way to overflow with a small commit. */
         Builder receiveBufferBytesForTest(int bytes) {
@@ -222,7 +222,7 @@ public final class NftablesMonitor implements AutoCloseable {
     }
 
     /** How many times the kernel reported dropped notifications. */
-    public long overruns() { return overruns.get(); }
+    long overruns() { return overruns.get(); }
 
     /**
      * Stops reading and delivering; returns within about {@value #POLL_MILLIS} ms plus the listener's current

@@ -126,7 +126,7 @@ public final class NftException extends RuntimeException {
     public String failingLine() { return failingLine; }
 
     /** The 1-based script line number when nft reported one ({@code nft -f}), else 0. */
-    public int lineNumber() { return lineNumber; }
+    int lineNumber() { return lineNumber; }
 
     public boolean isNotFound() { return kind == Kind.NOT_FOUND; }
 

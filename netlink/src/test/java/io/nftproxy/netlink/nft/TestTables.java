@@ -2,7 +2,7 @@ package io.nftproxy.netlink.nft;
 
 import io.nftproxy.nft.TableContent;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
+import io.nftproxy.service.NodeContext;
 import io.nftproxy.render.Renderer;
 
 import static io.nftproxy.TestAddresses.NODE;

@@ -1,20 +1,17 @@
-package io.nftproxy.proxy;
+package io.nftproxy.service;
 
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
 
-import io.nftproxy.nft.Field;
-import io.nftproxy.nft.Match;
-
 import java.util.List;
-import java.util.Optional;
 
 /**
  * How the rules recognise traffic from this cluster's pods (kube-proxy's local-traffic detector): by source address
  * (the cluster CIDRs, or this node's pod CIDRs) or by the interface the packet came in on (the pods' bridge, or a
  * name prefix of their interfaces). Pod traffic to a ClusterIP is not masqueraded; pod traffic to an external
- * address of an externalTrafficPolicy Local service goes to every endpoint.
+ * address of an externalTrafficPolicy Local service goes to every endpoint. The renderer turns it into nft matches
+ * ({@code render.PodTrafficMatch}).
  */
 public sealed interface LocalTraffic {
     /** {@code ip saddr 10.0.0.0/8}: the ranges of either family; a family without one detects nothing. */
@@ -23,10 +20,7 @@ public sealed interface LocalTraffic {
             cidrs = List.copyOf(cidrs);
         }
 
-        @Override public Optional<Match> match(IpFamily family, boolean negated) {
-            List<IpPrefix> of = cidrs.stream().filter(c -> c.family() == family).toList();
-            return of.isEmpty() ? Optional.empty() : Optional.of(new Match.AddrIn(Field.SADDR, negated, of));
-        }
+        public List<IpPrefix> cidrs(IpFamily family) { return cidrs.stream().filter(c -> c.family() == family).toList(); }
     }
 
     /** {@code iifname "cbr0"}, or with {@code prefix} {@code iifname "veth*"}: the same for both families. */
@@ -37,17 +31,7 @@ public sealed interface LocalTraffic {
                         "an interface name of 1 to 15 characters without / : * \" \\ or whitespace");
             }
         }
-
-        @Override public Optional<Match> match(IpFamily family, boolean negated) {
-            return Optional.of(new Match.IifName(prefix ? name + "*" : name, negated));
-        }
     }
-
-    /**
-     * The match for pod traffic ({@code negated}: for traffic not from a pod) of {@code family}; empty when this
-     * detector knows nothing for it, and then no rule depends on it.
-     */
-    Optional<Match> match(IpFamily family, boolean negated);
 
     static LocalTraffic bySource(List<IpPrefix> cidrs) { return new BySource(cidrs); }
 

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.service;
 
 import io.nftproxy.net.InvalidInputException;
 import io.nftproxy.net.IpAddress;
@@ -45,9 +45,6 @@ public record NodeContext(String nodeName, String zone, List<IpAddress> nodeIPs,
     }
 
     public int masqueradeMark() { return 1 << masqueradeBit; }
-
-    /** The detector's match for pod traffic of {@code f} ({@code negated}: not from a pod), if it has one. */
-    public java.util.Optional<io.nftproxy.nft.Match> podTraffic(IpFamily f, boolean negated) { return localTraffic.match(f, negated); }
 
     public List<IpPrefix> clusterCidrs(IpFamily f) { return clusterCidrs.stream().filter(c -> c.family() == f).toList(); }
 

@@ -1,4 +1,4 @@
-package io.nftproxy.proxy;
+package io.nftproxy.service;
 
 import io.nftproxy.TestClusters;
 import io.nftproxy.cluster.ClusterSnapshot;

@@ -1,4 +1,7 @@
-package io.nftproxy.render;
+package io.nftproxy.sync;
+
+import io.nftproxy.render.Renderer;
+import io.nftproxy.render.ServicePortFragment;
 
 import io.nftproxy.diff.Differ;
 import io.nftproxy.nft.Chain;
@@ -6,13 +9,13 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.Element;
 import io.nftproxy.nft.Rule;
 import io.nftproxy.nft.Transaction;
-import io.nftproxy.proxy.Endpoint;
+import io.nftproxy.service.Endpoint;
 import io.nftproxy.net.IpFamily;
 import io.nftproxy.net.IpPrefix;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ServicePort;
-import io.nftproxy.proxy.ServicePortName;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ServicePort;
+import io.nftproxy.service.ServicePortName;
 
 import java.util.ArrayList;
 import java.util.Collection;

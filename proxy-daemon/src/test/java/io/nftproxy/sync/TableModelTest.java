@@ -1,4 +1,7 @@
-package io.nftproxy.render;
+package io.nftproxy.sync;
+
+import io.nftproxy.render.Renderer;
+import io.nftproxy.render.TableLayout;
 
 import io.nftproxy.RandomClusters;
 import io.nftproxy.TestClusters;
@@ -9,9 +12,9 @@ import io.nftproxy.nft.TableContent;
 import io.nftproxy.nft.InMemoryTables;
 import io.nftproxy.net.IpAddress;
 import io.nftproxy.net.IpFamily;
-import io.nftproxy.proxy.NodeContext;
-import io.nftproxy.proxy.ProxyState;
-import io.nftproxy.proxy.ProxyStateBuilder;
+import io.nftproxy.service.NodeContext;
+import io.nftproxy.service.ProxyState;
+import io.nftproxy.service.ProxyStateBuilder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;

@@ -15,7 +15,7 @@ import java.util.stream.Stream;
  * addresses or routes. Names are {@code nftp-<tag>-<pid>-<n>} ({@link OwnNamespaces}, which makes and deletes them):
  * unique per run and per instance, recognisable as ours. Every process runs with a bounded timeout and is killed
  * when it overruns; {@link #close()} deletes the namespace (and with it every table, address and interface inside)
- * and is safe to call twice. Main code reaches the namespace through {@link #handle()}.
+ * and is safe to call twice. The code under test reaches the namespace through {@link #handle()}.
  *
  * <pre>{@code
  * try (KernelNamespace ns = KernelNamespace.create("rb")) {
