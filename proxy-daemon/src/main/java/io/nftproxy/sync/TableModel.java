@@ -63,7 +63,7 @@ public final class TableModel {
      * Who contributes each element. Ports of one Service share their ClusterIP's cluster-ips element, and two
      * services may share a hairpin element; the table keeps the first contributor's in service-port order.
      */
-    private final Map<Element.ElementKey, TreeMap<ServicePortName, Element>> owners = new HashMap<>();
+    private final ElementOwners owners = new ElementOwners();
     private final Map<String, ServicePortName> chainOwners = new HashMap<>();
     private int noLocalInternal;
     private int noLocalExternal;
@@ -204,20 +204,14 @@ public final class TableModel {
     private void remember(Entry e) {
         ServicePortFragment f = e.fragment;
         entries.put(f.name(), e);
-        for (Element el : f.elements()) owners.computeIfAbsent(el.id(), k -> new TreeMap<>()).putIfAbsent(f.name(), el);
+        for (Element el : f.elements()) owners.add(f.name(), el);
         for (Chain c : f.chains()) chainOwners.put(c.name(), f.name());
         if (f.noLocalInternal()) noLocalInternal++;
         if (f.noLocalExternal()) noLocalExternal++;
     }
 
     private void forget(ServicePortFragment f) {
-        for (Element el : f.elements()) {
-            Element.ElementKey k = el.id();
-            TreeMap<ServicePortName, Element> m = owners.get(k);
-            if (m == null) continue;
-            m.remove(f.name());
-            if (m.isEmpty()) owners.remove(k);
-        }
+        for (Element el : f.elements()) owners.remove(f.name(), el.id());
         for (Chain c : f.chains()) chainOwners.remove(c.name(), f.name());
         if (f.noLocalInternal()) noLocalInternal--;
         if (f.noLocalExternal()) noLocalExternal--;
@@ -227,8 +221,8 @@ public final class TableModel {
     private Map<Element.ElementKey, Element> effectiveElements(Set<Element.ElementKey> keys) {
         Map<Element.ElementKey, Element> out = new LinkedHashMap<>();
         for (Element.ElementKey k : keys) {
-            TreeMap<ServicePortName, Element> m = owners.get(k);
-            if (m != null) out.put(k, m.firstEntry().getValue());
+            Element e = owners.first(k);
+            if (e != null) out.put(k, e);
         }
         return out;
     }
